@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Build real upstream Kubernetes and etcd binaries from the official Go modules.
+#
+#   hack/build-upstream.sh [VERSION ...]     default: K8S_OLD_VERSION and K8S_NEW_VERSION
+#
+# k8s.io/kubernetes is not meant to be a dependency: its go.mod points every
+# k8s.io/<staging> module at ./staging/..., which a consumer cannot see. So each
+# version gets a tiny module that requires k8s.io/kubernetes vX.Y.Z and replaces
+# each staging module with its published v0.Y.Z, then builds the commands with the
+# same version stamps upstream's hack/lib/version.sh sets (kubeadm refuses
+# unstamped binaries). Results are cached by version under $SKEWSAFE_CACHE.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=/dev/null
+set -a; . "$here/versions.env"; set +a
+export GOTOOLCHAIN GOFLAGS=-mod=mod CGO_ENABLED=0
+CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}
+K8S_CMDS=(kube-apiserver kubeadm kubectl kubelet kube-controller-manager kube-scheduler kube-proxy)
+
+log() { printf '[build-upstream %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+command -v go >/dev/null || die "the Go toolchain is missing (go not on PATH)"
+
+# Module directory with go.mod for one k8s version; prints its path.
+k8s_module() {
+  local v=$1 minor src mod
+  minor=$(cut -d. -f2 <<<"$v")
+  src="$CACHE/src/kubernetes-v$v"
+  mkdir -p "$src"
+  mod=$(go mod download -json "k8s.io/kubernetes@v$v" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("GoMod") or sys.exit(d.get("Error")))') \
+    || die "k8s.io/kubernetes@v$v is not available from the Go module proxy"
+  {
+    echo "module skewsafe.invalid/build/kubernetes"
+    echo
+    grep -E '^go [0-9]' "$mod"
+    echo
+    echo "require k8s.io/kubernetes v$v"
+    echo
+    echo "replace ("
+    # every "k8s.io/x => ./staging/src/k8s.io/x" becomes "k8s.io/x => k8s.io/x v0.<minor>.<patch>"
+    sed -nE 's#^\s*(k8s\.io/[^ ]+) => \./staging/src/k8s\.io/[^ ]+\s*$#\t\1 => \1 v0.'"$minor.${v##*.}"'#p' "$mod"
+    echo ")"
+  } >"$src/go.mod.new"
+  grep -q 'k8s.io/api => k8s.io/api v0' "$src/go.mod.new" || die "no staging replaces found in $mod"
+  if ! cmp -s "$src/go.mod.new" "$src/go.mod"; then mv "$src/go.mod.new" "$src/go.mod"; rm -f "$src/go.sum"; else rm "$src/go.mod.new"; fi
+  echo "$src"
+}
+
+check_etcd_pin() {
+  local v=$1 minor pin consts want
+  minor=$(cut -d. -f2 <<<"$v")
+  pin_var="ETCD_VERSION_1_$minor"; pin=${!pin_var:-}
+  [ -n "$pin" ] || die "no $pin_var in hack/versions.env"
+  consts="$(go env GOMODCACHE)/k8s.io/kubernetes@v$v/cmd/kubeadm/app/constants/constants.go"
+  want=$(sed -n 's/^\s*DefaultEtcdVersion = "\([0-9.]*\)-0"/\1/p' "$consts")
+  [ "$want" = "$pin" ] || die "$pin_var=$pin but kubeadm v$v expects etcd $want (DefaultEtcdVersion)"
+  echo "$pin"
+}
+
+build_k8s() {
+  local v=$1 out="$CACHE/k8s/v$1/bin" src date ldflags missing=() c
+  for c in "${K8S_CMDS[@]}"; do [ -x "$out/$c" ] || missing+=("$c"); done
+  if [ ${#missing[@]} -eq 0 ]; then log "kubernetes v$v: cached in $out"; return; fi
+  log "kubernetes v$v: building ${missing[*]} (first build downloads modules and takes many minutes on 2 cores)"
+  src=$(k8s_module "$v")
+  date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Time"])' \
+    "$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/v$v.info")
+  ldflags="-s -w"
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ldflags+=" -X $pkg.gitVersion=v$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$(cut -d. -f2 <<<"$v")"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+    ldflags+=" -X $pkg.gitCommit=go-module-k8s.io/kubernetes@v$v"
+  done
+  mkdir -p "$out.tmp"
+  local pkgs=()
+  for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" "${pkgs[@]}")
+  mkdir -p "$out"
+  for c in "${missing[@]}"; do mv "$out.tmp/$c" "$out/$c"; done
+  rmdir "$out.tmp"
+  "$out/kubeadm" version -o short | grep -qx "v$v" || die "kubeadm v$v reports $("$out/kubeadm" version -o short)"
+  log "kubernetes v$v: done"
+}
+
+build_etcd() {
+  local ev=$1 out="$CACHE/etcd/v$1/bin" src
+  if [ -x "$out/etcd" ] && [ -x "$out/etcdctl" ] && [ -x "$out/etcdutl" ]; then log "etcd v$ev: cached in $out"; return; fi
+  log "etcd v$ev: building etcd, etcdctl, etcdutl"
+  src="$CACHE/src/etcd-v$ev"; mkdir -p "$src" "$out.tmp"
+  # The etcd modules also carry relative replaces among themselves; pin them all.
+  cat >"$src/go.mod" <<MOD
+module skewsafe.invalid/build/etcd
+
+go 1.24
+
+require (
+	go.etcd.io/etcd/server/v3 v$ev
+	go.etcd.io/etcd/etcdctl/v3 v$ev
+	go.etcd.io/etcd/etcdutl/v3 v$ev
+)
+
+replace (
+	go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v$ev
+	go.etcd.io/etcd/client/pkg/v3 => go.etcd.io/etcd/client/pkg/v3 v$ev
+	go.etcd.io/etcd/client/v3 => go.etcd.io/etcd/client/v3 v$ev
+	go.etcd.io/etcd/pkg/v3 => go.etcd.io/etcd/pkg/v3 v$ev
+	go.etcd.io/etcd/server/v3 => go.etcd.io/etcd/server/v3 v$ev
+	go.etcd.io/etcd/etcdctl/v3 => go.etcd.io/etcd/etcdctl/v3 v$ev
+	go.etcd.io/etcd/etcdutl/v3 => go.etcd.io/etcd/etcdutl/v3 v$ev
+)
+MOD
+  (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$out.tmp/" \
+     go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3)
+  mkdir -p "$out"
+  mv "$out.tmp/v3" "$out/etcd" 2>/dev/null || true
+  for b in "$out.tmp"/*; do
+    case "$(basename "$b")" in
+      server) mv "$b" "$out/etcd" ;; etcdctl|etcdutl) mv "$b" "$out/" ;; *) mv "$b" "$out/" ;;
+    esac
+  done
+  rmdir "$out.tmp"
+  "$out/etcd" --version | grep -q "etcd Version: $ev" || die "etcd binary does not report $ev"
+  log "etcd v$ev: done"
+}
+
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=("$K8S_OLD_VERSION" "$K8S_NEW_VERSION")
+start=$SECONDS
+for v in "${versions[@]}"; do
+  build_k8s "$v"
+  build_etcd "$(check_etcd_pin "$v")"
+done
+log "all done in $((SECONDS - start))s; binaries under $CACHE/{k8s,etcd}/v*/bin"
