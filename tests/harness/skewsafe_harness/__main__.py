@@ -1,0 +1,114 @@
+"""By-hand use of the harness (make harness-up / make harness-down).
+
+    python -m skewsafe_harness up [--servers cp-1=1.36.5,cp-2=1.36.5,cp-3=1.37.2] [--peer-ca-file]
+    python -m skewsafe_harness down
+    python -m skewsafe_harness record-configmap [--version 1.37.2]
+
+Run from tests/harness with the collection importable (PYTHONPATH containing a
+directory with ansible_collections/skewsafe/kubeadm), as the Makefile does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from .cluster import Harness, down_from_state
+from .pins import HarnessError, cache_dir, new_version, old_version
+
+
+def default_servers() -> str:
+    old, new = old_version(), new_version()
+    return f"cp-1={old},cp-2={old},cp-3={new}"
+
+
+def parse_servers(text: str) -> list[tuple[str, str]]:
+    servers = []
+    for item in text.split(","):
+        name, _, version = item.partition("=")
+        if not name or not version:
+            raise HarnessError(f"--servers item {item!r} is not NAME=VERSION")
+        servers.append((name.strip(), version.strip()))
+    return servers
+
+
+def peer_ca_hook(server, path: Path) -> None:
+    """Add --peer-ca-file with the collection's own ClusterConfiguration editor (same code as the module)."""
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
+        KubeadmConfig,
+        build_updates,
+    )
+
+    config = KubeadmConfig(path.read_text())
+    ca = str(Path(config.cluster["certificatesDir"]) / "ca.crt")
+    if config.apply(build_updates({"api_server_extra_args": {"peer-ca-file": ca}})):
+        path.write_text(config.render())
+
+
+def operator_settings_hook(server, path: Path) -> None:
+    """Settings a real cluster often carries, so the recording exercises lists kubeadm serialises."""
+    docs = path.read_text().split("---\n")
+    cluster = yaml.safe_load(docs[1])
+    cluster["apiServer"] = {
+        "certSANs": ["api.example.internal", "10.0.0.10"],
+        "extraArgs": [
+            {"name": "audit-log-maxage", "value": "30"},
+            {"name": "profiling", "value": "false"},
+            {"name": "feature-gates", "value": "APIServerIdentity=true"},
+        ],
+    }
+    cluster["controllerManager"] = {"extraArgs": [{"name": "bind-address", "value": "0.0.0.0"}]}
+    docs[1] = yaml.safe_dump(cluster, sort_keys=False)
+    path.write_text("---\n".join(docs))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m skewsafe_harness")
+    parser.add_argument("--work", type=Path, default=cache_dir() / "harness" / "manual")
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start etcd and the API servers, print endpoints and a kubeconfig")
+    up.add_argument("--servers", default=None, help="NAME=VERSION,... (default: two old, one new)")
+    up.add_argument("--peer-ca-file", action="store_true", help="turn MVP on (--peer-ca-file) on every server")
+    sub.add_parser("down", help="stop everything 'up' started")
+    rec = sub.add_parser("record-configmap", help="print kubeadm-config's ClusterConfiguration as kubeadm writes it")
+    rec.add_argument("--version", default=None)
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "down":
+            found = down_from_state(args.work)
+            print("harness stopped" if found else f"no harness running in {args.work}")
+            return 0
+        if args.command == "record-configmap":
+            version = args.version or new_version()
+            with tempfile.TemporaryDirectory(prefix="skewsafe-record-") as tmp:
+                with Harness(Path(tmp), [("cp-1", version)], config_hook=operator_settings_hook) as harness:
+                    print(harness.upload_kubeadm_config(), end="")
+            return 0
+        if (args.work / "state.json").exists():
+            raise HarnessError(f"a harness is already running in {args.work}; run 'make harness-down' first")
+        harness = Harness(
+            args.work,
+            parse_servers(args.servers or default_servers()),
+            die_with_parent=False,
+            config_hook=peer_ca_hook if args.peer_ca_file else None,
+        )
+        harness.up()
+        print(f"harness up in {harness.up_seconds:.1f}s (work dir {args.work})")
+        for server in harness.servers.values():
+            print(f"  {server.name:8} v{server.version:8} {server.url}  pid {server.process.pid}")
+        print(f"kubeconfig: {harness.kubeconfig}")
+        print(f"try: kubectl --kubeconfig {harness.kubeconfig} get leases -n kube-system")
+        print("stop with: make harness-down")
+        return 0
+    except HarnessError as exc:
+        print(f"harness: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

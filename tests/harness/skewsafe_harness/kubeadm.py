@@ -1,0 +1,55 @@
+"""Run the real kubeadm with a private /etc/kubernetes.
+
+kubeadm always writes static Pod manifests to /etc/kubernetes/manifests. Each call
+runs in its own mount namespace where a harness directory is bind-mounted on
+/etc/kubernetes, so nothing of the host's /etc/kubernetes is read or written.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from .pins import HarnessError, k8s_bin
+
+ETC_KUBERNETES = Path("/etc/kubernetes")
+
+_MOUNT_AND_RUN = 'mount --bind "$1" /etc/kubernetes && shift && exec "$@"'
+
+
+def ensure_mountpoint() -> bool:
+    """Make sure /etc/kubernetes exists as a mount point; return True if it was created."""
+    if ETC_KUBERNETES.exists():
+        return False
+    ETC_KUBERNETES.mkdir(parents=True)
+    return True
+
+
+def run(version: str, args: list[str], etc_dir: Path, log: Path | None = None) -> str:
+    """Run ``kubeadm <args>`` of ``version`` with ``etc_dir`` as /etc/kubernetes; return stdout."""
+    etc_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        "unshare", "--mount", "--propagation", "private",
+        "sh", "-c", _MOUNT_AND_RUN, "sh", str(etc_dir), str(k8s_bin(version, "kubeadm")), *args,
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if log is not None:
+        with log.open("a") as handle:
+            handle.write(f"$ kubeadm {' '.join(args)}\n{result.stdout}{result.stderr}\n")
+    if result.returncode != 0:
+        raise HarnessError(f"kubeadm {version} {' '.join(args)} failed:\n{result.stderr.strip() or result.stdout}")
+    return result.stdout
+
+
+def manifest_command(manifest: Path) -> list[str]:
+    """The container command of a kubeadm static Pod manifest."""
+    pod = yaml.safe_load(manifest.read_text())
+    return list(pod["spec"]["containers"][0]["command"])
+
+
+def flag_value(command: list[str], flag: str) -> str | None:
+    prefix = f"--{flag}="
+    values = [arg[len(prefix) :] for arg in command if arg.startswith(prefix)]
+    return values[-1] if values else None

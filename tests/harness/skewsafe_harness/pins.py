@@ -1,0 +1,63 @@
+"""Version pins (hack/versions.env) and where the built upstream binaries live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+VERSIONS_ENV = REPO / "hack" / "versions.env"
+
+
+class HarnessError(RuntimeError):
+    """The harness cannot run; the message says what is missing or went wrong."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SKEWSAFE_CACHE") or Path.home() / ".cache" / "skewsafe")
+
+
+def pins() -> dict[str, str]:
+    values = {}
+    for line in VERSIONS_ENV.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return values
+
+
+def old_version() -> str:
+    return pins()["K8S_OLD_VERSION"]
+
+
+def new_version() -> str:
+    return pins()["K8S_NEW_VERSION"]
+
+
+def minor(version: str) -> int:
+    return int(version.lstrip("v").split(".")[1])
+
+
+def etcd_version(k8s_version: str) -> str:
+    key = f"ETCD_VERSION_1_{minor(k8s_version)}"
+    try:
+        return pins()[key]
+    except KeyError:
+        raise HarnessError(f"no {key} in {VERSIONS_ENV}") from None
+
+
+def k8s_bin(version: str, name: str) -> Path:
+    path = cache_dir() / "k8s" / f"v{version.lstrip('v')}" / "bin" / name
+    if not os.access(path, os.X_OK):
+        raise HarnessError(f"missing upstream binary {path}: run 'make k8s-bins' (hack/build-upstream.sh {version})")
+    return path
+
+
+def etcd_bin(k8s_version: str, name: str = "etcd") -> Path:
+    path = cache_dir() / "etcd" / f"v{etcd_version(k8s_version)}" / "bin" / name
+    if not os.access(path, os.X_OK):
+        raise HarnessError(
+            f"missing upstream binary {path}: run 'make k8s-bins' (hack/build-upstream.sh {k8s_version})"
+        )
+    return path
