@@ -1,0 +1,109 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""The cluster_config module's flow: validate, read, edit, diff, write."""
+
+from __future__ import annotations
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_store import (
+    ConfigMapStore,
+    FileStore,
+    StoreError,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
+    HAS_YAML,
+    KubeadmConfig,
+    KubeadmConfigError,
+    build_updates,
+    parse_minor,
+)
+
+
+def _fail(module, msg, **extra):
+    module.fail_json(msg=msg, **extra)
+
+
+def _store(module):
+    params = module.params
+    if params["source"] == "file":
+        return FileStore(module, params["path"])
+    if not _client.HAS_KUBERNETES:
+        _fail(
+            module,
+            missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
+            exception=_client.KUBERNETES_IMPORT_ERROR,
+        )
+    try:
+        return ConfigMapStore(params)
+    except _client.ClientError as exc:
+        _fail(module, str(exc))
+    return None  # not reached
+
+
+def run(module):
+    params = module.params
+    if not HAS_YAML:
+        _fail(module, missing_required_lib("PyYAML"))
+
+    # 1. Input first: nothing is read or written when it is wrong.
+    try:
+        updates = build_updates(params)
+    except KubeadmConfigError as exc:
+        _fail(module, f"Invalid arguments: {exc}")
+    target_minor = None
+    if params.get("kubeadm_version"):
+        target_minor = parse_minor(params["kubeadm_version"])
+        if target_minor is None:
+            _fail(module, f"kubeadm_version {params['kubeadm_version']!r} is not a Kubernetes version like 1.37.2")
+
+    # 2. Read and edit in memory.
+    store = _store(module)
+    try:
+        text = store.read()
+    except StoreError as exc:
+        _fail(module, str(exc))
+    try:
+        config = KubeadmConfig(text)
+        changed_args = config.apply(updates)
+        if changed_args:
+            config.check_writable(target_minor)
+    except KubeadmConfigError as exc:
+        _fail(module, f"{store.location}: {exc}")
+
+    before = config.original_cluster_text
+    after = config.cluster_text()
+    result = {
+        "changed": bool(changed_args),
+        "api_version": config.api_version,
+        "changed_args": changed_args,
+        "cluster_configuration": config.cluster,
+        "previous": before,
+        "location": store.location,
+    }
+    resource_version = getattr(store, "resource_version", None)
+    if resource_version is not None:
+        result["resource_version_before"] = resource_version
+    if module._diff:
+        result["diff"] = {
+            "before": before,
+            "after": after,
+            "before_header": f"{store.location} (ClusterConfiguration)",
+            "after_header": f"{store.location} (ClusterConfiguration)",
+        }
+
+    # 3. Write only when something changed and not in check mode.
+    if changed_args and not module.check_mode:
+        try:
+            backup_file = store.write(config.render(), backup=params.get("backup"))
+        except StoreError as exc:
+            _fail(module, str(exc), conflict=exc.conflict)
+        if backup_file:
+            result["backup_file"] = backup_file
+    if resource_version is not None:
+        result["resource_version"] = store.resource_version
+    module.exit_json(**result)

@@ -1,0 +1,212 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""The kubeadm configuration model: multi-document files and ClusterConfiguration edits.
+
+Only the ClusterConfiguration document is ever re-serialised; every other
+document of a file keeps its exact bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import (
+    FEATURE_GATES_ARG,
+    ExtraArgs,
+    ExtraArgsError,
+    apply_to_extra_args,
+    validate_arg_updates,
+    validate_gate_updates,
+)
+
+try:
+    import yaml
+
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - reported by the module
+    HAS_YAML = False
+
+KUBEADM_GROUP = "kubeadm.k8s.io"
+V1BETA3 = "kubeadm.k8s.io/v1beta3"
+V1BETA4 = "kubeadm.k8s.io/v1beta4"
+SUPPORTED_API_VERSIONS = (V1BETA3, V1BETA4)
+# kubeadm 1.36 removed v1beta3 (kubernetes/kubernetes#136016).
+V1BETA3_LAST_MINOR = 35
+
+# Ansible-facing component names -> ClusterConfiguration keys.
+COMPONENTS = {
+    "api_server": "apiServer",
+    "controller_manager": "controllerManager",
+    "scheduler": "scheduler",
+}
+
+_DOC_START_RE = re.compile(r"(?m)^(?=---(?:[ \t].*)?$)")
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+
+
+class KubeadmConfigError(ValueError):
+    """The configuration cannot be read or the requested change is not allowed."""
+
+
+def parse_minor(version):
+    """Return the minor of 'v1.36.2' / '1.36' / 'stable-1.36' style strings, or None."""
+    if not isinstance(version, str):
+        return None
+    match = _VERSION_RE.match(version.strip().split("-", 1)[-1] if version.startswith("stable-") else version.strip())
+    if not match or match.group(1) != "1":
+        return None
+    return int(match.group(2))
+
+
+if HAS_YAML:
+
+    class _KubeadmDumper(yaml.SafeDumper):
+        """Quote like kubeadm's Go YAML encoder: double quotes where a scalar needs quoting."""
+
+        def choose_scalar_style(self):
+            style = super().choose_scalar_style()
+            return '"' if style == "'" else style
+
+
+def dump_yaml(data):
+    """YAML in kubeadm's layout: block style, 2-space indent, list items not indented."""
+    return yaml.dump(
+        data, Dumper=_KubeadmDumper, default_flow_style=False, sort_keys=False, width=10**6, allow_unicode=True
+    )
+
+
+class _Document:
+    def __init__(self, text):
+        self.text = text
+        try:
+            self.data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise KubeadmConfigError(f"malformed YAML: {exc}") from exc
+
+    @property
+    def kind(self):
+        return self.data.get("kind") if isinstance(self.data, dict) else None
+
+
+class KubeadmConfig:
+    """A kubeadm config text with exactly one ClusterConfiguration document."""
+
+    def __init__(self, text):
+        if not HAS_YAML:  # pragma: no cover
+            raise KubeadmConfigError("PyYAML is required to read kubeadm configuration")
+        if not isinstance(text, str) or not text.strip():
+            raise KubeadmConfigError("the kubeadm configuration is empty")
+        chunks = [c for c in _DOC_START_RE.split(text) if c != ""]
+        self.documents = [_Document(chunk) for chunk in chunks]
+        found = [i for i, doc in enumerate(self.documents) if doc.kind == "ClusterConfiguration"]
+        if not found:
+            kinds = [doc.kind for doc in self.documents if doc.kind]
+            raise KubeadmConfigError(
+                f"no ClusterConfiguration document found (documents of kind: {', '.join(kinds) or 'none'})"
+            )
+        if len(found) > 1:
+            raise KubeadmConfigError("more than one ClusterConfiguration document found")
+        self.index = found[0]
+        self.cluster = self.documents[self.index].data
+        api_version = self.cluster.get("apiVersion")
+        if api_version not in SUPPORTED_API_VERSIONS:
+            raise KubeadmConfigError(
+                f"unknown ClusterConfiguration apiVersion {api_version!r}; supported: {', '.join(SUPPORTED_API_VERSIONS)}"
+            )
+        self.api_version = api_version
+        self.original_cluster_text = self.cluster_text()
+
+    @property
+    def list_form(self):
+        return self.api_version == V1BETA4
+
+    def cluster_text(self):
+        """The ClusterConfiguration document alone, normalised."""
+        return dump_yaml(self.cluster)
+
+    def component_args(self, component_key):
+        section = self.cluster.get(component_key) or {}
+        return ExtraArgs(section.get("extraArgs"), self.list_form)
+
+    def apply(self, updates):
+        """Apply ``{component_key: (arg_updates, gate_updates)}``; return changed 'component.arg' names."""
+        changed = []
+        for component_key, (arg_updates, gate_updates) in updates.items():
+            if not arg_updates and not gate_updates:
+                continue
+            try:
+                extra_args = self.component_args(component_key)
+                names = apply_to_extra_args(extra_args, arg_updates, gate_updates)
+            except ExtraArgsError as exc:
+                raise KubeadmConfigError(f"{component_key}: {exc}") from exc
+            if not names:
+                continue
+            section = self.cluster.get(component_key)
+            if not isinstance(section, dict):
+                section = {}
+                self.cluster[component_key] = section
+            dumped = extra_args.dump()
+            if dumped:
+                section["extraArgs"] = dumped
+            else:
+                section.pop("extraArgs", None)
+            changed.extend(f"{component_key}.{name}" for name in names)
+        return changed
+
+    def check_writable(self, target_minor):
+        """Refuse to write v1beta3 for a kubeadm that no longer reads it."""
+        if self.api_version != V1BETA3:
+            return
+        if target_minor is None:
+            target_minor = parse_minor(self.cluster.get("kubernetesVersion"))
+        if target_minor is None:
+            raise KubeadmConfigError(
+                "the ClusterConfiguration is kubeadm.k8s.io/v1beta3 and its target kubeadm version is unknown; "
+                "set kubeadm_version, or run 'kubeadm config migrate' to move it to v1beta4"
+            )
+        if target_minor > V1BETA3_LAST_MINOR:
+            raise KubeadmConfigError(
+                f"refusing to write kubeadm.k8s.io/v1beta3 for kubeadm 1.{target_minor}: kubeadm 1.36 and later "
+                "only read v1beta4. Run 'kubeadm config migrate --old-config <file> --new-config <file>' with "
+                "kubeadm 1.35 or older first"
+            )
+
+    def render(self):
+        """The whole text with the ClusterConfiguration re-serialised and everything else untouched."""
+        doc = self.documents[self.index]
+        # Keep the separator and comment lines that precede the mapping.
+        prefix_lines = []
+        for line in doc.text.splitlines(keepends=True):
+            if line.startswith("---") or line.lstrip().startswith("#") or not line.strip():
+                prefix_lines.append(line)
+            else:
+                break
+        prefix = "".join(prefix_lines)
+        if prefix and not prefix.endswith("\n"):
+            prefix += "\n"
+        body = dump_yaml(self.cluster)
+        parts = [d.text for d in self.documents]
+        parts[self.index] = prefix + body
+        return "".join(parts)
+
+
+def build_updates(params):
+    """Map module params to ``{component_key: (arg_updates, gate_updates)}`` after validation."""
+    updates = {}
+    try:
+        for prefix, component_key in COMPONENTS.items():
+            args_option = f"{prefix}_extra_args"
+            gates_option = "feature_gates" if prefix == "api_server" else f"{prefix}_feature_gates"
+            arg_updates = validate_arg_updates(params.get(args_option), args_option)
+            gate_updates = validate_gate_updates(params.get(gates_option), gates_option)
+            if FEATURE_GATES_ARG in arg_updates and gate_updates:
+                raise ExtraArgsError(
+                    f"give feature gates either in {gates_option} or as 'feature-gates' in {args_option}, not both"
+                )
+            updates[component_key] = (arg_updates, gate_updates)
+    except ExtraArgsError as exc:
+        raise KubeadmConfigError(str(exc)) from exc
+    return updates
