@@ -1,0 +1,23 @@
+# skewsafe.kubeadm developer entry points. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
+
+.PHONY: test k8s-bins harness-up harness-down help
+
+help:
+	@echo "make test          run every test tier (sets up its own venv and binaries)"
+	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
+	@echo "make harness-up    start etcd + 3 real kube-apiservers (2 old, 1 new); prints endpoints"
+	@echo "make harness-down  stop them"
+
+test:
+	hack/test.sh
+
+k8s-bins:
+	hack/build-upstream.sh
+
+harness-up: k8s-bins
+	hack/harness.sh up $(HARNESS_ARGS)
+
+harness-down:
+	hack/harness.sh down

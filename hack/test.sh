@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The one command that runs every test tier (`make test`, called by .ci/run).
+#
+# Sets up what it needs on a fresh machine (Python venv with pinned tools, the
+# collection tree ansible-test requires, the real upstream binaries), runs each
+# tier, prints one summary line per tier and exits non-zero if any tier failed.
+#
+#   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/env.sh
+. "$repo/hack/env.sh"
+ALL_TIERS="setup ruff ansible-lint sanity units build-docs binaries integration"
+TIERS=${TIERS:-$ALL_TIERS}
+logs="$work/logs"
+mkdir -p "$logs"
+export ANSIBLE_NOCOLOR=1 PY_COLORS=0
+
+declare -A status duration
+order=()
+failed=0
+
+log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+run_tier() {  # run_tier NAME FUNCTION
+  local name=$1 fn=$2 start rc
+  case " $TIERS " in *" $name "*) ;; *) return 0 ;; esac
+  order+=("$name")
+  log "=== $name"
+  start=$SECONDS
+  ("$fn") >"$logs/$name.log" 2>&1
+  rc=$?
+  duration[$name]=$((SECONDS - start))
+  if [ $rc -eq 0 ]; then
+    status[$name]=passed
+  else
+    status[$name]="FAILED (exit $rc, log: $logs/$name.log)"
+    failed=1
+    tail -n 40 "$logs/$name.log" | sed "s/^/  [$name] /"
+  fi
+  log "$name: ${status[$name]} in ${duration[$name]}s"
+}
+
+# ---------------------------------------------------------------- setup
+tier_setup() {
+  set -e
+  if [ ! -f "$VENV/.complete" ]; then
+    rm -rf "$VENV"
+    "$PY" -m venv "$VENV"
+    "$VENV/bin/pip" install --disable-pip-version-check -q -r "$repo/tests/requirements-dev.txt"
+    touch "$VENV/.complete"
+  fi
+  "$VENV/bin/ansible" --version | head -1
+  mkdir -p "$COLL_ROOT/ansible_collections/skewsafe"
+  ln -sfn "$repo" "$COLL_ROOT/ansible_collections/skewsafe/kubeadm"
+  # ansible-test needs a real (non-symlinked) tree named ansible_collections/<ns>/<name>.
+  rm -rf "$COLL_COPY" && mkdir -p "$COLL_COPY"
+  (cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+    tar --null -T - -cf -) | tar -C "$COLL_COPY" -xf -
+  # Offline stand-in for ansible-test's pip bootstrap download (see hack/get_pip_offline.py).
+  local pip_version
+  pip_version=$("$VENV/bin/python" - <<'PYEOF'
+import re, ansible_test._internal.python_requirements as m, inspect
+print(re.search(r"pip='([0-9.]+)'", inspect.getsource(m)).group(1))
+PYEOF
+)
+  mkdir -p "$HOME/.ansible/test/cache"
+  cp "$repo/hack/get_pip_offline.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+}
+
+in_venv() { PATH="$VENV/bin:$PATH" "$@"; }
+
+tier_ruff() {
+  set -e
+  cd "$repo"
+  in_venv ruff check .
+  in_venv ruff format --check .
+}
+
+tier_ansible_lint() {
+  set -e
+  cd "$repo"
+  in_venv ansible-lint --offline --profile production
+}
+
+tier_sanity() {
+  set -e
+  cd "$COLL_COPY"
+  in_venv ansible-test sanity --venv --python "$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
+    --color no --requirements
+}
+
+tier_units() {
+  set -e
+  cd "$repo"
+  in_venv python -m pytest tests/unit -q
+}
+
+tier_build_docs() {
+  set -e
+  local out="$work/build" dest="$work/installed"
+  rm -rf "$out" "$dest" && mkdir -p "$out" "$dest"
+  cd "$repo"
+  in_venv ansible-galaxy collection build --output-path "$out" .
+  in_venv ansible-galaxy collection install --offline -p "$dest" "$out"/skewsafe-kubeadm-*.tar.gz
+  in_venv python "$repo/hack/check_docs.py" "$dest"
+}
+
+tier_binaries() {
+  "$repo/hack/build-upstream.sh"
+}
+
+tier_integration() {
+  set -e
+  cd "$repo"
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/integration -q
+}
+
+run_tier setup tier_setup
+if [ "${status[setup]:-passed}" != passed ]; then
+  log "setup failed: nothing else can run"
+else
+  run_tier ruff tier_ruff
+  run_tier ansible-lint tier_ansible_lint
+  run_tier sanity tier_sanity
+  run_tier units tier_units
+  run_tier build-docs tier_build_docs
+  run_tier binaries tier_binaries
+  if [ "${status[binaries]:-passed}" = passed ]; then
+    run_tier integration tier_integration
+  elif [[ " $TIERS " == *" integration "* ]]; then
+    order+=(integration); status[integration]="FAILED (not run: upstream binaries missing)"; duration[integration]=0; failed=1
+  fi
+fi
+
+echo
+echo "==================== summary ===================="
+for t in "${order[@]}"; do printf '%-14s %-8s %s\n' "$t" "${duration[$t]}s" "${status[$t]}"; done
+passed_n=0; failed_n=0
+for t in "${order[@]}"; do if [ "${status[$t]}" = passed ]; then passed_n=$((passed_n + 1)); else failed_n=$((failed_n + 1)); fi; done
+echo "tiers: $passed_n passed, $failed_n failed"
+exit $failed
