@@ -27,7 +27,7 @@ description:
     the task fails and asks for C(kubeadm config migrate).
   - All input is validated before anything is read from or written to the target.
 author:
-  - skewsafe developers
+  - skewsafe developers (@skewsafe)
 extends_documentation_fragment:
   - skewsafe.kubeadm._auth
   - skewsafe.kubeadm._attributes

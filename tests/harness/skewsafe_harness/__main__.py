@@ -29,7 +29,7 @@ def default_servers() -> str:
 def parse_servers(text: str) -> list[tuple[str, str]]:
     servers = []
     for item in text.split(","):
-        name, _, version = item.partition("=")
+        name, _sep, version = item.partition("=")
         if not name or not version:
             raise HarnessError(f"--servers item {item!r} is not NAME=VERSION")
         servers.append((name.strip(), version.strip()))

@@ -22,7 +22,7 @@ def pins() -> dict[str, str]:
     for line in VERSIONS_ENV.read_text().splitlines():
         line = line.strip()
         if line and not line.startswith("#") and "=" in line:
-            key, _, value = line.partition("=")
+            key, _sep, value = line.partition("=")
             values[key.strip()] = value.strip()
     return values
 

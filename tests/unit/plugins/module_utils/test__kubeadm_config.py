@@ -15,8 +15,8 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Recorded from the real kubeadm binaries; see fixtures/README.md for the commands.
-REAL_FILES = sorted(FIXTURES.glob("kubeadm-*-init-defaults.yaml"))
-REAL_CONFIGMAPS = sorted(FIXTURES.glob("kubeadm-config-configmap-*.yaml"))
+REAL_FILES = sorted(FIXTURES.glob("kubeadm-*-init-defaults.yaml.txt"))
+REAL_CONFIGMAPS = sorted(FIXTURES.glob("kubeadm-config-configmap-*.yaml.txt"))
 
 V1BETA3 = """\
 apiVersion: kubeadm.k8s.io/v1beta3
@@ -44,8 +44,8 @@ def changed_lines(before, after):
 
 def test_real_fixtures_are_present():
     # Fidelity tests below are only as good as these recordings.
-    assert REAL_FILES, "missing fixtures/kubeadm-*-init-defaults.yaml (see fixtures/README.md)"
-    assert REAL_CONFIGMAPS, "missing fixtures/kubeadm-config-configmap-*.yaml (see fixtures/README.md)"
+    assert REAL_FILES, "missing fixtures/kubeadm-*-init-defaults.yaml.txt (see fixtures/README.md)"
+    assert REAL_CONFIGMAPS, "missing fixtures/kubeadm-config-configmap-*.yaml.txt (see fixtures/README.md)"
 
 
 @pytest.mark.parametrize("path", REAL_FILES + REAL_CONFIGMAPS, ids=lambda p: p.name)
@@ -75,8 +75,8 @@ def test_real_multi_document_file_changes_only_the_added_lines(path):
         "+  - name: feature-gates",
         "+    value: UnknownVersionInteroperabilityProxy=true",
     ]
-    old_docs = [d for d in text.split("---\n")]
-    new_docs = [d for d in new_text.split("---\n")]
+    old_docs = text.split("---\n")
+    new_docs = new_text.split("---\n")
     assert len(old_docs) == len(new_docs) > 1
     for old, new in zip(old_docs, new_docs):
         if "kind: ClusterConfiguration" not in old:
