@@ -11,6 +11,7 @@ directory with ansible_collections/skewsafe/kubeadm), as the Makefile does.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -66,6 +67,50 @@ def operator_settings_hook(server, path: Path) -> None:
     path.write_text("---\n".join(docs))
 
 
+RECORDED_PATHS = (
+    ("/version", None),
+    ("/readyz?verbose", None),
+    ("/metrics", None),
+    ("/api", "nopeer"),
+    ("/apis", "nopeer"),
+    ("/apis", "merged"),
+)
+
+
+def record_mvp(work: Path) -> dict:
+    """Raw responses of a healthy mixed control plane with MVP on, for unit tests to replay."""
+    import time
+
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import ACCEPT_V2, ACCEPT_V2_NOPEER
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import LEASES_PATH
+
+    servers = parse_servers(default_servers())
+    with Harness(work, servers, config_hook=peer_ca_hook) as harness:
+        first = harness.first.name
+        # let the old servers sync their peers before recording
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            merged = harness.request(first, "/apis", {"Accept": ACCEPT_V2}).body
+            nopeer = harness.request(first, "/apis", {"Accept": ACCEPT_V2_NOPEER}).body
+            if merged != nopeer:
+                break
+            time.sleep(1)
+        out = {"servers": {}, "leases": harness.request(first, LEASES_PATH).json()}
+        for server in harness.servers.values():
+            responses = {}
+            for path, profile in RECORDED_PATHS:
+                accept = {"nopeer": ACCEPT_V2_NOPEER, "merged": ACCEPT_V2}.get(profile)
+                resp = harness.request(server.name, path, {"Accept": accept} if accept else None)
+                body = resp.body.decode()
+                if path == "/metrics":  # keep only what MVP evidence reads
+                    body = "\n".join(
+                        line for line in body.splitlines() if "rerouted" in line or "apiserver_peer_" in line
+                    )
+                responses[f"{path} {profile or ''}".strip()] = {"status": resp.status, "body": body}
+            out["servers"][server.name] = {"url": server.url, "version": server.version, "responses": responses}
+        return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m skewsafe_harness")
     parser.add_argument("--work", type=Path, default=cache_dir() / "harness" / "manual")
@@ -76,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("down", help="stop everything 'up' started")
     rec = sub.add_parser("record-configmap", help="print kubeadm-config's ClusterConfiguration as kubeadm writes it")
     rec.add_argument("--version", default=None)
+    sub.add_parser("record-mvp", help="print raw responses of a healthy mixed control plane (JSON)")
     args = parser.parse_args(argv)
 
     try:
@@ -88,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="skewsafe-record-") as tmp:
                 with Harness(Path(tmp), [("cp-1", version)], config_hook=operator_settings_hook) as harness:
                     print(harness.upload_kubeadm_config(), end="")
+            return 0
+        if args.command == "record-mvp":
+            with tempfile.TemporaryDirectory(prefix="skewsafe-record-") as tmp:
+                print(json.dumps(record_mvp(Path(tmp)), indent=1, sort_keys=True))
             return 0
         if (args.work / "state.json").exists():
             raise HarnessError(f"a harness is already running in {args.work}; run 'make harness-down' first")

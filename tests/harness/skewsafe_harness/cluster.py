@@ -50,6 +50,7 @@ class Server:
     name: str
     version: str
     host_number: int
+    hostname: str = ""
     address: str = ""
     process: subprocess.Popen | None = field(default=None, repr=False)
     pid: int | None = None
@@ -92,11 +93,18 @@ def base_config(server: Server, pki_dir: Path, work: Path) -> str:
 
 class Harness:
     def __init__(self, work: Path, servers: list[tuple[str, str]], die_with_parent: bool = True, config_hook=None):
-        """``servers``: (name, version) pairs; ``config_hook(server, path)`` may edit each node's kubeadm.yaml."""
-        if len({name for name, _v in servers}) != len(servers):
-            raise HarnessError("server names must be unique (they are the host names)")
+        """``servers``: (name, version[, hostname]); ``config_hook(server, path)`` may edit each node's kubeadm.yaml.
+
+        The host name defaults to the name; giving one lets a test reproduce duplicated or over-long host names.
+        """
+        if len({spec[0] for spec in servers}) != len(servers):
+            raise HarnessError("server names must be unique")
         self.work = Path(work)
-        self.servers = {name: Server(name, version.lstrip("v"), i + 1) for i, (name, version) in enumerate(servers)}
+        self.servers = {}
+        for i, spec in enumerate(servers):
+            name, version = spec[0], spec[1]
+            hostname = spec[2] if len(spec) > 2 else name
+            self.servers[name] = Server(name, version.lstrip("v"), i + 1, hostname)
         self.die_with_parent = die_with_parent
         self.config_hook = config_hook
         self.network: Network | None = None
@@ -268,7 +276,7 @@ class Harness:
 
     def _start_apiserver(self, server: Server) -> None:
         log = self.node_dir(server.name) / "kube-apiserver.log"
-        server.process = self._spawn(self.apiserver_command(server.name), server.name, log)
+        server.process = self._spawn(self.apiserver_command(server.name), server.hostname, log)
         server.pid = server.process.pid
 
     def _stop(self, process: subprocess.Popen | None, timeout: float = 15) -> None:
@@ -290,13 +298,18 @@ class Harness:
             server.process.wait()
         server.process = None
 
-    def restart(self, name: str, config_hook=None) -> None:
-        """Stop a server, render it again from its (possibly edited) kubeadm config, start it, wait ready."""
+    def restart(self, name: str, config_hook=None, render: bool = True, wait: bool = True) -> None:
+        """Stop a server, render it again from its (possibly edited) kubeadm config, start it, wait ready.
+
+        ``render=False`` keeps the manifest and certificates as they are (for hand-made certificates).
+        """
         self.stop_server(name)
-        self.render(name, config_hook)
+        if render:
+            self.render(name, config_hook)
         self._start_apiserver(self.servers[name])
         self._save_state()
-        self.wait_ready(name)
+        if wait:
+            self.wait_ready(name)
 
     def wait_ready(self, name: str) -> None:
         server = self.servers[name]

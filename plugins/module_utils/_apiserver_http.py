@@ -1,0 +1,157 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Direct HTTPS requests to individual API servers, bypassing any load balancer.
+
+Credentials come from the shared auth options through the ``kubernetes`` library's
+kubeconfig loader (exec plugins, embedded certificates); requests go through
+urllib3, the library's own transport, because MVP evidence needs raw non-resource
+paths (/readyz, /metrics, aggregated discovery with a profile) and custom headers on
+one chosen server, which the typed client does not offer. TLS is always verified.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+
+try:
+    import urllib3
+
+    HAS_URLLIB3 = True
+except ImportError:  # pragma: no cover - reported by the callers
+    HAS_URLLIB3 = False
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import (
+    ClientError,
+    k8s_client,
+    k8s_config,
+    resolve_kubeconfig,
+)
+
+# The host name every kube-apiserver uses to verify its peers (hard-coded in kube-apiserver).
+PEER_SERVER_NAME = "kubernetes.default.svc"
+
+
+class Credentials:
+    """CA bundle, client certificate/key and/or bearer token for talking to API servers."""
+
+    def __init__(self, ca_file=None, cert_file=None, key_file=None, token=None, host=None):
+        self.ca_file = ca_file
+        self.cert_file = cert_file
+        self.key_file = key_file
+        self.token = token
+        self.host = host
+
+    @classmethod
+    def from_params(cls, params):
+        if not params.get("validate_certs", True):
+            raise ClientError("validate_certs=false is refused: skewsafe.kubeadm never turns TLS verification off.")
+        configuration = k8s_client.Configuration()
+        kubeconfig = resolve_kubeconfig(params)
+        if kubeconfig:
+            try:
+                k8s_config.load_kube_config(
+                    config_file=kubeconfig, context=params.get("context"), client_configuration=configuration
+                )
+            except Exception as exc:  # the loader raises several unrelated types
+                raise ClientError(f"cannot load kubeconfig {kubeconfig}: {exc}") from exc
+            if configuration.verify_ssl is False:
+                raise ClientError(f"the kubeconfig {kubeconfig} sets insecure-skip-tls-verify; it is refused")
+        token = params.get("api_key")
+        if not token:
+            auth = (configuration.api_key or {}).get("authorization", "")
+            token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
+        creds = cls(
+            ca_file=params.get("ca_cert") or configuration.ssl_ca_cert,
+            cert_file=params.get("client_cert") or configuration.cert_file,
+            key_file=params.get("client_key") or configuration.key_file,
+            token=token,
+            host=params.get("host") or (configuration.host if kubeconfig else None),
+        )
+        if not creds.ca_file:
+            raise ClientError("no CA bundle: give ca_cert or a kubeconfig with the cluster's certificate-authority")
+        if not (creds.token or creds.cert_file):
+            raise ClientError("no credentials: give a kubeconfig, client_cert/client_key or api_key")
+        return creds
+
+
+class Response:
+    def __init__(self, status, headers, body, error=None, seconds=0.0):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.error = error
+        self.seconds = seconds
+
+    @property
+    def ok(self):
+        return self.status is not None and 200 <= self.status < 300
+
+    def text(self):
+        return (self.body or b"").decode("utf-8", "replace")
+
+    def json(self):
+        import json
+
+        return json.loads(self.body)
+
+
+class ApiServerClient:
+    """Keep-alive HTTPS to many API servers with one set of credentials; counts requests."""
+
+    def __init__(self, credentials, timeout=5.0):
+        if not HAS_URLLIB3:
+            raise ClientError("the urllib3 Python library (a dependency of kubernetes) is required")
+        self.credentials = credentials
+        self.timeout = timeout
+        self.requests = 0
+        self._pool = urllib3.PoolManager(
+            cert_reqs="CERT_REQUIRED",
+            ca_certs=credentials.ca_file,
+            cert_file=credentials.cert_file,
+            key_file=credentials.key_file,
+            retries=False,
+            timeout=urllib3.Timeout(total=timeout),
+        )
+
+    def get(self, base_url, path, headers=None):
+        """GET ``base_url + path``; transport errors come back as ``Response(None, ..., error=...)``."""
+        hdrs = {"User-Agent": "skewsafe.kubeadm"}
+        if self.credentials.token:
+            hdrs["Authorization"] = f"Bearer {self.credentials.token}"
+        hdrs.update(headers or {})
+        self.requests += 1
+        started = time.monotonic()
+        try:
+            resp = self._pool.request("GET", base_url.rstrip("/") + path, headers=hdrs, preload_content=True)
+        except urllib3.exceptions.HTTPError as exc:
+            return Response(None, {}, b"", error=_reason(exc), seconds=time.monotonic() - started)
+        return Response(resp.status, dict(resp.headers), resp.data, seconds=time.monotonic() - started)
+
+
+def _reason(exc):
+    reason = getattr(exc, "reason", None)
+    return str(reason or exc)
+
+
+def peer_tls_handshake(host, port, peer_ca_file, timeout=5.0):
+    """Do what a peer kube-apiserver does: TLS with SNI kubernetes.default.svc, verified against the peer CA.
+
+    Returns ``None`` on success, else the error text.
+    """
+    try:
+        context = ssl.create_default_context(cafile=peer_ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        return f"cannot load peer CA {peer_ca_file}: {exc}"
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            with context.wrap_socket(sock, server_hostname=PEER_SERVER_NAME):
+                return None
+    except ssl.SSLCertVerificationError as exc:
+        return f"certificate verify failed: {exc.verify_message}"
+    except (OSError, ssl.SSLError) as exc:
+        return str(exc)

@@ -1,0 +1,458 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Mixed Version Proxy checks and diagnosis: pure functions over collected evidence.
+
+Evidence is what ``_mvp_collect.collect`` gathers (plain dicts). Every check returns
+results ``{"check", "server", "passed", "detail", "cause"}``; a failing result names a
+``cause`` from :data:`CAUSES`, the failure-signature table of KEP-4020 as it shows from
+outside, with what to do about it.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr
+
+# Post-start hooks kube-apiserver registers only when the proxy is built (--peer-ca-file set),
+# as seen on real 1.36.5 and 1.37.2 servers (tests/integration/test_mvp_real_apiservers.py).
+MVP_HOOKS = ("mixed-version-proxy-handler", "local-discovery-cache-sync", "peer-discovery-workers")
+PEER_ADDRESS_ANNOTATION = "kubernetes.io/peer-advertise-address"
+# Identity leases are renewed every 10 s; a lease this old belongs to a server that stopped.
+STALE_LEASE_SECONDS = 45.0
+
+CHECKS = ("versions", "identity_leases", "readiness", "peer_tls", "requestheader_trust", "discovery_merge",
+          "proxy_probe", "proxy_errors")  # fmt: skip
+
+CAUSES = {
+    "unreachable_endpoint": (
+        "the API server endpoint does not answer",
+        "Check that kube-apiserver runs on that node and that the address is right.",
+    ),
+    "version_skew": (
+        "the API servers are more than one minor apart",
+        "Kubernetes supports one minor of skew between API servers; finish or roll back the upgrade of the newest ones.",
+    ),
+    "mode_mismatch": (
+        "the control plane is not in the requested mode",
+        "Use mode=mixed while API servers run two versions and mode=steady when all run one.",
+    ),
+    "no_peer_ca_file": (
+        "kube-apiserver runs without --peer-ca-file, so it never proxies (kubeadm does not set it)",
+        "Run the skewsafe.kubeadm.enable_mvp playbook: it puts peer-ca-file=/etc/kubernetes/pki/ca.crt into "
+        "kubeadm-config and re-renders each kube-apiserver one at a time. On 1.35 the gate "
+        "UnknownVersionInteroperabilityProxy=true is needed as well.",
+    ),
+    "gate_off": (
+        "the UnknownVersionInteroperabilityProxy gate is off on this server (no peer-advertise-address on its "
+        "identity lease), so peers cannot find its address",
+        "Set feature_gates UnknownVersionInteroperabilityProxy=true for it (alpha and off by default on 1.35), "
+        "then restart it.",
+    ),
+    "lease_missing": (
+        "no identity lease names this server, so no peer will ever proxy to it",
+        "Identity leases are named after the host name: control-plane host names must be unique and at most 63 "
+        "bytes. Fix the host name, then restart kube-apiserver there.",
+    ),
+    "duplicate_hostname": (
+        "two API servers share one identity lease (the same host name)",
+        "Give every control-plane node a unique host name, then restart kube-apiserver on them.",
+    ),
+    "crashed_peer": (
+        "an API server that stopped without shutting down is still listed by its identity lease",
+        "Requests for resources only it served get 503 until the lease is garbage-collected (up to 1 h). Restart "
+        "that server or delete its lease: kubectl -n kube-system delete lease <name>.",
+    ),
+    "peer_ca_mismatch": (
+        "peer TLS fails: a serving certificate does not verify against the peer CA (or, when blamed on a source "
+        "whose peers verify fine from here, that source's --peer-ca-file is not the CA that signs them)",
+        "--peer-ca-file must hold the CA that signs every kube-apiserver serving certificate; on kubeadm "
+        "clusters that is /etc/kubernetes/pki/ca.crt (not front-proxy-ca.crt).",
+    ),
+    "peer_san_missing": (
+        "the server's certificate is not valid for kubernetes.default.svc, the name peers verify",
+        "Reissue the kube-apiserver serving certificate with the SAN kubernetes.default.svc "
+        "(kubeadm certs renew apiserver does this).",
+    ),
+    "peer_unreachable": (
+        "peers cannot connect to the address this server advertises",
+        "Make the --advertise-address (or --peer-advertise-ip/--peer-advertise-port, set both or neither) "
+        "reachable from every control-plane node.",
+    ),
+    "proxy_client_rejected": (
+        "a peer rejects this server's proxy client certificate",
+        "Every kube-apiserver must trust the same front-proxy CA (--requestheader-client-ca-file) and allow the "
+        "client CN (--requestheader-allowed-names, kubeadm: front-proxy-client). Restart the proxying server "
+        "after fixing the peer: it stops retrying after 20 failures.",
+    ),
+    "discovery_incomplete": (
+        "merged discovery lacks resources its peers serve",
+        "The server has not synced its peers yet, or the sync fails; see the other findings for this server.",
+    ),
+    "proxy_404": (
+        "a resource only newer servers serve is answered 404 instead of being proxied",
+        "Controllers act on this wrong 404 (garbage collection, namespace deletion). See the other findings for "
+        "this server; do not upgrade the next node until it is fixed.",
+    ),
+    "proxy_503": (
+        "the proxied request failed with 503",
+        "The destination is listed but not reachable (crashed, wrong address or TLS failure); see the other findings.",
+    ),
+    "proxy_not_counted": (
+        "the request succeeded but apiserver_rerouted_request_total did not rise, so it was not proxied",
+        "The server seems to serve the resource itself; check its --runtime-config.",
+    ),
+    "negative_control_failed": (
+        "with x-kubernetes-peer-proxied: true the server still answered non-404, so the probe proves nothing",
+        "The old server serves the probed resource itself; check the version pins and --runtime-config.",
+    ),
+    "proxy_errors_rising": (
+        "peer proxy errors are rising",
+        "See apiserver_peer_proxy_errors_total and apiserver_peer_discovery_sync_errors_total on that server.",
+    ),
+    "requestheader_rejected": (
+        "the server rejects the front-proxy client certificate used for peer calls",
+        "Check --requestheader-client-ca-file and --requestheader-allowed-names on that server.",
+    ),
+}
+
+
+def result(check, server, passed, detail, cause=None):
+    return {"check": check, "server": server, "passed": bool(passed), "detail": detail, "cause": cause}
+
+
+def parse_version(text):
+    """'v1.36.5' -> (1, 36, 5); None for anything else."""
+    try:
+        core = str(text).lstrip("v").split("-")[0].split("+")[0]
+        major, minor, patch = (int(x) for x in core.split("."))
+        return (major, minor, patch)
+    except (ValueError, AttributeError):
+        return None
+
+
+def roles(servers):
+    """Split reachable servers into (old, new) by version; both empty when versions are unknown."""
+    versions = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
+    known = [v for v in versions.values() if v]
+    if not known:
+        return [], []
+    low, high = min(known), max(known)
+    old = [name for name, v in versions.items() if v == low]
+    new = [name for name, v in versions.items() if v == high]
+    return (old, new) if low != high else (list(versions), [])
+
+
+def proxy_sources(servers, mode):
+    """The servers that must proxy: the old ones in mixed mode, every one in steady mode."""
+    old, new = roles(servers)
+    return old if mode == "mixed" and new else [s["name"] for s in servers]
+
+
+# ---------------------------------------------------------------- checks
+
+
+def check_versions(servers, mode):
+    results = []
+    for s in servers:
+        if s.get("error"):
+            results.append(
+                result("versions", s["name"], False, f"{s['endpoint']}: {s['error']}", "unreachable_endpoint")
+            )
+    parsed = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
+    minors = sorted({v[1] for v in parsed.values() if v})
+    versions = sorted({s.get("version") for s in servers if s.get("version")})
+    if len(minors) > 1 and minors[-1] - minors[0] > 1:
+        results.append(result("versions", None, False, f"versions {', '.join(versions)}", "version_skew"))
+    if mode == "mixed" and len(versions) < 2:
+        results.append(result("versions", None, False, f"mixed mode, but all servers run {versions}", "mode_mismatch"))
+    if mode == "steady" and len(versions) > 1:
+        results.append(
+            result("versions", None, False, f"steady mode, but servers run {', '.join(versions)}", "mode_mismatch")
+        )
+    if not results:
+        results.append(result("versions", None, True, f"versions {', '.join(versions)} ({mode})"))
+    return results
+
+
+def _address(server):
+    return server["endpoint"].split("://", 1)[-1].rstrip("/")
+
+
+def match_leases(servers, leases):
+    """Map server name -> lease (by advertised peer address, else by host name); plus unmatched leases."""
+    by_address = {}
+    for lease in leases:
+        if lease.get("peer_address"):
+            by_address.setdefault(lease["peer_address"], []).append(lease)
+    matched, used = {}, set()
+    for s in servers:
+        candidates = by_address.get(_address(s)) or [
+            lease for lease in leases if lease.get("hostname") and lease["hostname"] == s.get("hostname")
+        ]
+        if candidates:
+            matched[s["name"]] = candidates[0]
+            used.add(candidates[0]["name"])
+    extra = [lease for lease in leases if lease["name"] not in used]
+    return matched, extra
+
+
+def check_identity_leases(servers, leases):
+    results = []
+    matched, extra = match_leases(servers, leases)
+    owners = {}
+    for s in servers:
+        lease = matched.get(s["name"])
+        if lease is None:
+            results.append(result("identity_leases", s["name"], False,
+                                  f"no kube-apiserver identity lease advertises {_address(s)}", "lease_missing"))  # fmt: skip
+            continue
+        owners.setdefault(lease["name"], []).append(s["name"])
+        age = lease.get("renew_age")
+        if s.get("error"):
+            # Since 1.35 a graceful shutdown deletes the lease: a lease left behind means a crash.
+            results.append(result("identity_leases", s["name"], False,
+                                  f"{_address(s)} does not answer but lease {lease['name']} is still there "
+                                  f"(renewed {age or 0:.0f}s ago)", "crashed_peer"))  # fmt: skip
+        elif not lease.get("peer_address"):
+            results.append(result("identity_leases", s["name"], False,
+                                  f"lease {lease['name']} has no {PEER_ADDRESS_ANNOTATION} annotation", "gate_off"))  # fmt: skip
+        elif age is not None and age > STALE_LEASE_SECONDS:
+            results.append(result("identity_leases", s["name"], False,
+                                  f"lease {lease['name']} renewed {age:.0f}s ago", "crashed_peer"))  # fmt: skip
+        else:
+            results.append(result("identity_leases", s["name"], True,
+                                  f"lease {lease['name']} (host {lease.get('hostname')}) renewed {age or 0:.0f}s ago"))  # fmt: skip
+    for name, names in owners.items():
+        if len(names) > 1:
+            results.append(result("identity_leases", ",".join(names), False, f"{', '.join(names)} share lease {name}",
+                                  "duplicate_hostname"))  # fmt: skip
+    for lease in extra:
+        age = lease.get("renew_age")
+        if age is not None and age > STALE_LEASE_SECONDS:
+            results.append(result("identity_leases", lease.get("hostname") or lease["name"], False,
+                                  f"lease {lease['name']} for {lease.get('peer_address') or 'no address'} renewed "
+                                  f"{age:.0f}s ago and no endpoint answers for it", "crashed_peer"))  # fmt: skip
+        else:
+            results.append(result("identity_leases", lease.get("hostname") or lease["name"], False,
+                                  f"lease {lease['name']} ({lease.get('peer_address')}) belongs to an API server that "
+                                  "is not among the checked endpoints", "unreachable_endpoint"))  # fmt: skip
+    return results
+
+
+def check_readiness(servers, mode):
+    results = []
+    sources = proxy_sources(servers, mode)
+    for s in servers:
+        if s.get("error"):
+            continue
+        if not s.get("ready"):
+            failed = [h for h, state in (s.get("hooks") or {}).items() if state != "ok"]
+            results.append(result("readiness", s["name"], False, f"/readyz is not ok ({', '.join(failed) or 'no detail'})",
+                                  "unreachable_endpoint"))  # fmt: skip
+            continue
+        hooks = s.get("hooks") or {}
+        missing = [h for h in MVP_HOOKS if hooks.get(h) != "ok"]
+        if s["name"] in sources and missing:
+            results.append(result("readiness", s["name"], False, f"MVP post-start hooks absent: {', '.join(missing)}",
+                                  "no_peer_ca_file"))  # fmt: skip
+        else:
+            results.append(result("readiness", s["name"], True,
+                                  "ready, MVP hooks ok" if not missing else "ready (not a proxy source in this mode)"))  # fmt: skip
+    return results
+
+
+def classify_tls_error(error):
+    text = (error or "").lower()
+    if "hostname mismatch" in text or "not valid for" in text or "doesn't match" in text:
+        return "peer_san_missing"
+    if "verify failed" in text or "unknown authority" in text or "unable to get local issuer" in text:
+        return "peer_ca_mismatch"
+    return "peer_unreachable"
+
+
+def check_peer_tls(servers, peer_tls):
+    """``peer_tls``: server name -> {"address", "error"} from a handshake as a peer would do it."""
+    results = []
+    for s in servers:
+        probe = peer_tls.get(s["name"])
+        if probe is None:
+            continue
+        if probe.get("error"):
+            results.append(result("peer_tls", s["name"], False, f"TLS to {probe['address']} as kubernetes.default.svc: "
+                                  f"{probe['error']}", classify_tls_error(probe["error"])))  # fmt: skip
+        else:
+            results.append(
+                result("peer_tls", s["name"], True, f"{probe['address']} verified as kubernetes.default.svc")
+            )
+    return results
+
+
+def check_requestheader(servers, requestheader):
+    results = []
+    for s in servers:
+        status = requestheader.get(s["name"])
+        if status is None:
+            continue
+        if status == 200:
+            results.append(result("requestheader_trust", s["name"], True, "front-proxy client accepted"))
+        else:
+            results.append(result("requestheader_trust", s["name"], False,
+                                  f"peer discovery call as front-proxy client answered {status}", "requestheader_rejected"))  # fmt: skip
+    return results
+
+
+def sync_failure_cause(server, servers, leases, peer_tls):
+    """Why a source's peer sync fails, from its metrics and what its peers show from here.
+
+    Returns ``(cause, server to blame)``. A destination is blamed when it is wrong as seen from
+    here (gate off, TLS or address); otherwise the source: when every peer verifies from here as
+    ``kubernetes.default.svc`` against the cluster CA but the source's own discovery calls fail
+    with 503, its ``--peer-ca-file`` is the likely fault.
+    """
+    matched, _extra = match_leases(servers, leases)
+    for other in servers:
+        if other["name"] == server["name"]:
+            continue
+        lease = matched.get(other["name"])
+        if lease is not None and not lease.get("peer_address"):
+            return "gate_off", other["name"]
+        probe = peer_tls.get(other["name"]) or {}
+        if probe.get("error"):
+            return classify_tls_error(probe["error"]), other["name"]
+    rerouted = (server.get("metrics") or {}).get("rerouted", [])
+    discovery_codes = {r["code"] for r in rerouted if not r.get("resource") and r["code"] != "200" and r["value"] > 0}
+    if discovery_codes & {"401", "403"}:
+        return "proxy_client_rejected", server["name"]
+    if "503" in discovery_codes and peer_tls:
+        return "peer_ca_mismatch", server["name"]
+    if "503" in discovery_codes:
+        return "peer_unreachable", server["name"]
+    return "discovery_incomplete", server["name"]
+
+
+def check_discovery_merge(servers, leases, mode, peer_tls):
+    results = []
+    sources = proxy_sources(servers, mode)
+    for s in servers:
+        if s.get("error") or s["name"] not in sources or s.get("local") is None:
+            continue
+        if not all((s.get("hooks") or {}).get(h) == "ok" for h in MVP_HOOKS):
+            continue  # reported by check_readiness
+        expected = set()
+        for other in servers:
+            if other is not s and other.get("local") is not None:
+                expected |= {g for g in other["local"] if g[0]}
+        expected -= set(s["local"])
+        missing = expected - set(s.get("merged") or ())
+        if missing:
+            shown = ", ".join(format_gvr(g) for g in sorted(missing)[:5])
+            cause, blamed = sync_failure_cause(s, servers, leases, peer_tls)
+            results.append(result("discovery_merge", blamed, False,
+                                  f"merged discovery of {s['name']} lacks {len(missing)} peer resource(s): {shown}",
+                                  cause))  # fmt: skip
+        else:
+            results.append(result("discovery_merge", s["name"], True,
+                                  f"merged discovery has all {len(expected)} resource(s) only peers serve"))  # fmt: skip
+    return results
+
+
+def check_proxy_probe(servers, probes, leases, peer_tls):
+    """``probes``: [{"server", "gvr", "status", "body", "status_local", "rerouted_before", "rerouted_after"}]."""
+    results = []
+    by_name = {s["name"]: s for s in servers}
+    for p in probes:
+        s = by_name[p["server"]]
+        what = f"GET {format_gvr(p['gvr'])} on {p['server']}"
+        if p["status"] == 404:
+            if any((s.get("hooks") or {}).get(h) != "ok" for h in MVP_HOOKS):
+                cause, blamed = "no_peer_ca_file", p["server"]
+            else:
+                cause, blamed = sync_failure_cause(s, servers, leases, peer_tls)
+                cause = "proxy_404" if cause == "discovery_incomplete" else cause
+            results.append(result("proxy_probe", blamed, False, f"{what}: 404 (not proxied)", cause))
+        elif p["status"] == 503 or p["status"] is None:
+            body = (p.get("body") or "")[:200]
+            if "ip and port info" in body:
+                cause, blamed = "crashed_peer", p["server"]
+            else:
+                cause, blamed = sync_failure_cause(s, servers, leases, peer_tls)
+                cause = "proxy_503" if cause == "discovery_incomplete" else cause
+            results.append(result("proxy_probe", blamed, False, f"{what}: {p['status']} {body}".strip(), cause))
+        elif not 200 <= p["status"] < 300:
+            results.append(result("proxy_probe", p["server"], False, f"{what}: {p['status']}",
+                                  "proxy_client_rejected" if p["status"] in (401, 403) else "proxy_503"))  # fmt: skip
+        elif p["status_local"] != 404:
+            results.append(result("proxy_probe", p["server"], False,
+                                  f"{what} with x-kubernetes-peer-proxied: {p['status_local']}", "negative_control_failed"))  # fmt: skip
+        elif p["rerouted_after"] <= p["rerouted_before"]:
+            results.append(result("proxy_probe", p["server"], False,
+                                  f"{what}: 200 but apiserver_rerouted_request_total stayed at {p['rerouted_before']:.0f}",
+                                  "proxy_not_counted"))  # fmt: skip
+        else:
+            results.append(result("proxy_probe", p["server"], True,
+                                  f"{what}: 200 via a peer; locally 404; rerouted {p['rerouted_before']:.0f}->"
+                                  f"{p['rerouted_after']:.0f}"))  # fmt: skip
+    return results
+
+
+def error_totals(server):
+    m = server.get("metrics") or {}
+    rerouted_503 = sum(r["value"] for r in m.get("rerouted", []) if r["code"] == "503")
+    return rerouted_503 + sum(m.get("proxy_errors", {}).values())
+
+
+def check_proxy_errors(servers, baseline):
+    """Errors must not rise between the first round (``baseline``: name -> total) and this one."""
+    results = []
+    for s in servers:
+        if s.get("error") or s["name"] not in baseline:
+            continue
+        now = error_totals(s)
+        if now > baseline[s["name"]]:
+            results.append(result("proxy_errors", s["name"], False,
+                                  f"proxy errors rose {baseline[s['name']]:.0f} -> {now:.0f}", "proxy_errors_rising"))  # fmt: skip
+        else:
+            results.append(result("proxy_errors", s["name"], True, f"no new proxy errors ({now:.0f} total)"))
+    return results
+
+
+def evaluate(evidence, mode, baseline=None, checks=CHECKS):
+    """Run the selected checks over one round of evidence; return the list of results."""
+    servers, leases = evidence["servers"], evidence["leases"]
+    peer_tls, probes = evidence.get("peer_tls", {}), evidence.get("probes", [])
+    out = []
+    if "versions" in checks:
+        out += check_versions(servers, mode)
+    if "identity_leases" in checks:
+        out += check_identity_leases(servers, leases)
+    if "readiness" in checks:
+        out += check_readiness(servers, mode)
+    if "peer_tls" in checks:
+        out += check_peer_tls(servers, peer_tls)
+    if "requestheader_trust" in checks:
+        out += check_requestheader(servers, evidence.get("requestheader", {}))
+    if "discovery_merge" in checks:
+        out += check_discovery_merge(servers, leases, mode, peer_tls)
+    if "proxy_probe" in checks and mode == "mixed":
+        out += check_proxy_probe(servers, probes, leases, peer_tls)
+    if "proxy_errors" in checks and baseline is not None:
+        out += check_proxy_errors(servers, baseline)
+    return out
+
+
+def summarize(results):
+    """One message naming each failing server and cause, with what to do."""
+    failed = [r for r in results if not r["passed"]]
+    if not failed:
+        return "MVP proved: every check passed"
+    lines, seen = [], set()
+    for r in failed:
+        summary, remedy = CAUSES.get(r["cause"], (r["cause"] or "check failed", ""))
+        key = (r["server"], r["cause"])
+        if key in seen:
+            continue
+        seen.add(key)
+        lines.append(f"{r['server'] or 'cluster'}: {summary} [{r['check']}: {r['detail']}]. {remedy}".strip())
+    return "MVP not proved: " + " | ".join(lines)

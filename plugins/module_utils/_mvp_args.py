@@ -1,0 +1,43 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Option specs shared by apiserver_peers_info and mvp_check (mirrors doc_fragments/_apiservers.py)."""
+
+from __future__ import annotations
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
+
+APISERVERS_ARG_SPEC = {
+    "endpoints": {"type": "list", "elements": "raw"},
+    "peer_ca_file": {"type": "path"},
+    "front_proxy_client_cert": {"type": "path"},
+    "front_proxy_client_key": {"type": "path", "no_log": False},
+    "probe_limit": {"type": "int", "default": 2},
+    "request_timeout": {"type": "float", "default": 5.0},
+}
+
+
+def apiservers_argspec():
+    spec = auth_argspec()
+    spec.update({k: dict(v) for k, v in APISERVERS_ARG_SPEC.items()})
+    return spec
+
+
+def normalize_endpoints(raw):
+    """Accept URLs or ``{url, name, hostname}`` mappings; return a list of dicts or raise ValueError."""
+    out = []
+    for item in raw or []:
+        if isinstance(item, str):
+            item = {"url": item}
+        if not isinstance(item, dict) or not isinstance(item.get("url"), str):
+            raise ValueError(f"endpoint {item!r} must be a URL or a mapping with 'url'")
+        url = item["url"].strip()
+        if not url.startswith("https://"):
+            raise ValueError(f"endpoint {url!r} must be an https:// URL (TLS is always verified)")
+        out.append({"url": url.rstrip("/"), "name": item.get("name"), "hostname": item.get("hostname")})
+    names = [e["name"] for e in out if e["name"]]
+    if len(names) != len(set(names)):
+        raise ValueError("endpoint names must be unique")
+    return out

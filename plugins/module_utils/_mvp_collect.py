@@ -1,0 +1,257 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Gather MVP evidence from every API server, each reached directly (never through a load balancer)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import quote, urlsplit
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import peer_tls_handshake
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import (
+    ACCEPT_V2,
+    ACCEPT_V2_NOPEER,
+    DiscoveryError,
+    format_gvr,
+    gvr_path,
+    listable,
+    parse_aggregated,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import MVP_METRICS, parse_samples
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
+    MVP_HOOKS,
+    PEER_ADDRESS_ANNOTATION,
+    match_leases,
+    roles,
+)
+
+IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
+LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=" + quote(IDENTITY_SELECTOR)
+PEER_PROXIED_HEADER = "x-kubernetes-peer-proxied"
+
+
+class CollectError(Exception):
+    pass
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _parse_time(text):
+    if not text:
+        return None
+    text = text.replace("Z", "+00:00")
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def parse_leases(document, now=None):
+    now = now or _now()
+    leases = []
+    for item in document.get("items") or []:
+        meta, spec = item.get("metadata") or {}, item.get("spec") or {}
+        renew = _parse_time(spec.get("renewTime"))
+        leases.append(
+            {
+                "name": meta.get("name"),
+                "hostname": (meta.get("labels") or {}).get("kubernetes.io/hostname"),
+                "holder": spec.get("holderIdentity"),
+                "renew_age": (now - renew).total_seconds() if renew else None,
+                "peer_address": (meta.get("annotations") or {}).get(PEER_ADDRESS_ANNOTATION),
+            }
+        )
+    return sorted(leases, key=lambda lease: lease["name"] or "")
+
+
+def parse_readyz(text):
+    """``{check name: "ok"|"failed"}`` from /readyz?verbose (post-start hooks without their prefix)."""
+    hooks = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("[+]") or line.startswith("[-]"):
+            name = line[3:].split(" ", 1)[0]
+            name = name.split("poststarthook/", 1)[-1]
+            hooks[name] = "ok" if line.startswith("[+]") else "failed"
+    return hooks
+
+
+def summarize_metrics(text):
+    samples = parse_samples(text, set(MVP_METRICS))
+    out = {"rerouted": [], "proxy_errors": {}, "sync_errors": {}}
+    for name, labels, value in samples:
+        if name == "apiserver_rerouted_request_total":
+            out["rerouted"].append(
+                {
+                    "code": labels.get("code", ""),
+                    "group": labels.get("group", ""),
+                    "version": labels.get("version", ""),
+                    "resource": labels.get("resource", ""),
+                    "value": value,
+                }
+            )
+        elif name == "apiserver_peer_proxy_errors_total":
+            key = labels.get("type", "")
+            out["proxy_errors"][key] = out["proxy_errors"].get(key, 0) + value
+        elif name == "apiserver_peer_discovery_sync_errors_total":
+            key = labels.get("type", "")
+            out["sync_errors"][key] = out["sync_errors"].get(key, 0) + value
+    return out
+
+
+def rerouted_total(metrics, gvr, code="200"):
+    """Proxied requests for a GVR; 1.35 servers label only ``code``, so count all of that code there."""
+    rows = metrics.get("rerouted", [])
+    labelled = any(r.get("resource") for r in rows)
+    group, version, resource = gvr
+    return sum(
+        r["value"]
+        for r in rows
+        if r["code"] == code
+        and (not labelled or (r["group"], r["version"], r["resource"]) == (group, version, resource))
+    )
+
+
+class Collector:
+    """One round of evidence per call; ``client`` is an ``ApiServerClient``."""
+
+    def __init__(self, client, peer_ca_file=None, probe_limit=2, front_proxy_client=None):
+        self.client = client
+        self.peer_ca_file = peer_ca_file
+        self.probe_limit = probe_limit
+        self.front_proxy_client = front_proxy_client  # ApiServerClient with the node's front-proxy cert, optional
+
+    # -------------------------------------------------------------- endpoints
+    def leases(self, endpoints):
+        errors = []
+        for url in endpoints:
+            resp = self.client.get(url, LEASES_PATH)
+            if resp.ok:
+                return parse_leases(resp.json())
+            errors.append(f"{url}: {resp.error or resp.status}")
+        raise CollectError(f"cannot list kube-apiserver identity leases ({'; '.join(errors)})")
+
+    def discover_endpoints(self, seed_url):
+        """Endpoints from the identity leases' peer-advertise-address annotations."""
+        return [f"https://{lease['peer_address']}" for lease in self.leases([seed_url]) if lease.get("peer_address")]
+
+    # -------------------------------------------------------------- per server
+    def server(self, endpoint):
+        url, name, hostname = endpoint["url"], endpoint.get("name"), endpoint.get("hostname")
+        info = {"name": name or urlsplit(url).hostname, "endpoint": url, "hostname": hostname or name, "error": None}
+        version = self.client.get(url, "/version")
+        if not version.ok:
+            info["error"] = version.error or f"/version answered {version.status}"
+            return info
+        info["version"] = version.json().get("gitVersion")
+        readyz = self.client.get(url, "/readyz?verbose")
+        info["ready"] = readyz.status == 200
+        info["hooks"] = {k: v for k, v in parse_readyz(readyz.text()).items() if k in MVP_HOOKS or "peer" in k}
+        metrics = self.client.get(url, "/metrics")
+        info["metrics"] = summarize_metrics(metrics.text()) if metrics.ok else {}
+        try:
+            local = {}
+            for path in ("/api", "/apis"):
+                resp = self.client.get(url, path, {"Accept": ACCEPT_V2_NOPEER})
+                local.update(parse_aggregated(resp.json()))
+            merged = self.client.get(url, "/apis", {"Accept": ACCEPT_V2})
+            merged_info = parse_aggregated(merged.json())
+            info["local_info"] = {**merged_info, **local}
+            info["local"] = set(local)
+            info["merged"] = set(merged_info)
+        except (ValueError, DiscoveryError) as exc:
+            info["error"] = f"discovery: {exc}"
+        return info
+
+    def peer_tls(self, server, lease):
+        address = (lease or {}).get("peer_address") or server["endpoint"].split("://", 1)[-1]
+        host, _, port = address.rpartition(":")
+        return {"address": address, "error": peer_tls_handshake(host.strip("[]"), port or 443, self.peer_ca_file)}
+
+    def requestheader(self, server):
+        """The call a peer makes for discovery: front-proxy client cert + X-Remote-* headers."""
+        headers = {
+            "Accept": ACCEPT_V2_NOPEER,
+            "X-Remote-User": "skewsafe-mvp-check",
+            "X-Remote-Group": "system:authenticated",
+        }
+        return self.front_proxy_client.get(server["endpoint"], "/apis", headers).status
+
+    def probes(self, servers):
+        """Mixed mode: each proxying server asked for resources only its peers serve, with the negative control.
+
+        Candidates per server: what newer servers serve locally and it does not, plus what its merged
+        discovery lists beyond its own (so a crashed peer's resources are still probed).
+        """
+        reachable = [s for s in servers if not s.get("error") and s.get("local") is not None]
+        old, new = roles(reachable)
+        sources = old if new else [s["name"] for s in reachable]
+        by_name = {s["name"]: s for s in reachable}
+        new_local, info = set(), {}
+        for s in reachable:
+            info.update(s.get("local_info") or {})
+        for name in new:
+            new_local |= by_name[name]["local"]
+        out = []
+        for name in sources:
+            server = by_name[name]
+            peer_only = (new_local | {g for g in server["merged"] if g[0]}) - server["local"]
+            probes = []
+            for gvr in listable(peer_only, info)[: self.probe_limit]:
+                path = gvr_path(gvr) + "?limit=1"
+                proxied = self.client.get(server["endpoint"], path)
+                local = self.client.get(server["endpoint"], path, {PEER_PROXIED_HEADER: "true"})
+                probes.append({"server": name, "gvr": gvr, "path": path, "status": proxied.status,
+                               "body": proxied.error or proxied.text()[:300], "status_local": local.status})  # fmt: skip
+            if not probes:
+                continue
+            after = self.client.get(server["endpoint"], "/metrics")
+            after_metrics = summarize_metrics(after.text()) if after.ok else {}
+            for probe in probes:
+                probe["rerouted_before"] = rerouted_total(server.get("metrics") or {}, probe["gvr"])
+                probe["rerouted_after"] = rerouted_total(after_metrics, probe["gvr"])
+            out.extend(probes)
+        return out
+
+    # -------------------------------------------------------------- a round
+    def collect(self, endpoints, mode):
+        """``endpoints``: [{"url", "name"?, "hostname"?}]. Returns one round of evidence."""
+        leases = self.leases([e["url"] for e in endpoints])
+        with ThreadPoolExecutor(max_workers=min(8, len(endpoints))) as pool:
+            servers = list(pool.map(self.server, endpoints))
+        matched, _extra = match_leases(servers, leases)
+        evidence = {"servers": servers, "leases": leases, "peer_tls": {}, "requestheader": {}, "probes": []}
+        for server in servers:
+            if server.get("error"):
+                continue
+            if self.peer_ca_file:
+                evidence["peer_tls"][server["name"]] = self.peer_tls(server, matched.get(server["name"]))
+            if self.front_proxy_client is not None:
+                evidence["requestheader"][server["name"]] = self.requestheader(server)
+        if mode == "mixed":
+            evidence["probes"] = self.probes(servers)
+        return evidence
+
+
+def public(evidence):
+    """Evidence as JSON-safe data for module results (sets -> sorted lists of 'g/v/r')."""
+    servers = []
+    for s in evidence["servers"]:
+        item = {k: v for k, v in s.items() if k not in ("local", "merged", "local_info")}
+        if s.get("local") is not None:
+            local, merged = set(s["local"]), set(s.get("merged") or ())
+            item["discovery"] = {
+                "local_count": len(local),
+                "merged_count": len(merged),
+                "peer_only": sorted(format_gvr(g) for g in merged - local),
+            }
+        servers.append(item)
+    probes = [{**p, "gvr": format_gvr(p["gvr"])} for p in evidence.get("probes", [])]
+    return json.loads(json.dumps({**evidence, "servers": servers, "probes": probes}, default=str))

@@ -1,0 +1,145 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Shared flow of apiserver_peers_info (one round) and mvp_check (rounds until proved or timeout)."""
+
+from __future__ import annotations
+
+import time
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
+    CHECKS,
+    error_totals,
+    evaluate,
+    roles,
+    summarize,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import normalize_endpoints
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError, Collector, public
+
+# Causes that no amount of waiting fixes: stop early when they persist.
+PERMANENT_CAUSES = ("no_peer_ca_file", "peer_ca_mismatch", "peer_san_missing", "version_skew", "mode_mismatch",
+                    "duplicate_hostname", "negative_control_failed", "gate_off", "peer_unreachable",
+                    "proxy_client_rejected", "lease_missing")  # fmt: skip
+
+
+class RunError(Exception):
+    """Bad input or an environment that cannot work; nothing was checked."""
+
+
+def build_collector(params):
+    try:
+        endpoints = normalize_endpoints(params.get("endpoints"))
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
+    if params.get("probe_limit", 2) < 1:
+        raise RunError("probe_limit must be at least 1")
+    if bool(params.get("front_proxy_client_cert")) != bool(params.get("front_proxy_client_key")):
+        raise RunError("give front_proxy_client_cert and front_proxy_client_key together")
+    try:
+        creds = Credentials.from_params(params)
+    except ClientError as exc:
+        raise RunError(str(exc)) from exc
+    timeout = params.get("request_timeout") or 5.0
+    client = ApiServerClient(creds, timeout=timeout)
+    front = None
+    if params.get("front_proxy_client_cert"):
+        front_creds = Credentials(ca_file=creds.ca_file, cert_file=params["front_proxy_client_cert"],
+                                  key_file=params["front_proxy_client_key"])  # fmt: skip
+        front = ApiServerClient(front_creds, timeout=timeout)
+    collector = Collector(client, peer_ca_file=params.get("peer_ca_file") or creds.ca_file,
+                          probe_limit=params.get("probe_limit", 2), front_proxy_client=front)  # fmt: skip
+    if not endpoints:
+        if not creds.host:
+            raise RunError("give endpoints, or host / a kubeconfig to discover them from the identity leases")
+        try:
+            endpoints = [
+                {"url": url, "name": None, "hostname": None} for url in collector.discover_endpoints(creds.host)
+            ]
+        except CollectError as exc:
+            raise RunError(str(exc)) from exc
+        if not endpoints:
+            raise RunError("no kube-apiserver identity lease advertises a peer address; give endpoints explicitly")
+    return collector, endpoints
+
+
+def resolve_mode(requested, evidence):
+    if requested != "auto":
+        return requested
+    _old, new = roles([s for s in evidence["servers"] if not s.get("error")])
+    return "mixed" if new else "steady"
+
+
+def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=None):
+    """Poll rounds until ``success_threshold`` consecutive passes or ``wait_timeout``; return the result dict."""
+    collector, endpoints = build_collector(params)
+    checks = tuple(params.get("checks") or CHECKS)
+    unknown = sorted(set(checks) - set(CHECKS))
+    if unknown:
+        raise RunError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
+    threshold = max(1, params.get("success_threshold", 2))
+    timeout, wait_sleep = params.get("wait_timeout", 300), params.get("wait_sleep", 5)
+    started = clock()
+    attempts, streak, baseline, permanent_streak = 0, 0, None, 0
+    history = {}
+    results, evidence, mode = [], None, params.get("mode", "auto")
+    while True:
+        attempts += 1
+        try:
+            evidence = collector.collect(endpoints, "steady" if mode == "steady" else "mixed")
+            round_mode = resolve_mode(mode, evidence)
+            if round_mode != "mixed":
+                evidence["probes"] = []
+            if baseline is None:
+                baseline = {s["name"]: error_totals(s) for s in evidence["servers"] if not s.get("error")}
+            results = evaluate(evidence, round_mode, baseline=baseline, checks=checks)
+        except CollectError as exc:
+            round_mode = mode
+            results = [{"check": "versions", "server": None, "passed": False, "detail": str(exc),
+                        "cause": "unreachable_endpoint"}]  # fmt: skip
+        passed = all(r["passed"] for r in results)
+        for r in results:
+            history.setdefault(r["check"], {"passed": 0, "failed": 0})["passed" if r["passed"] else "failed"] += 1
+        streak = streak + 1 if passed else 0
+        causes = {r["cause"] for r in results if not r["passed"]}
+        permanent_streak = permanent_streak + 1 if causes & set(PERMANENT_CAUSES) else 0
+        elapsed = clock() - started
+        if progress:
+            failed = [f"{r['server'] or '-'}:{r['cause']}" for r in results if not r["passed"]]
+            progress(f"round {attempts} ({elapsed:.1f}s): {'pass' if passed else 'fail ' + ', '.join(failed)}")
+        done = streak >= threshold
+        gave_up = elapsed + wait_sleep > timeout or (params.get("fail_fast", True) and permanent_streak >= 2)
+        if done or gave_up:
+            break
+        sleep(wait_sleep)
+    failed = [r for r in results if not r["passed"]]
+    return {
+        "changed": False,
+        "passed": not failed and streak >= threshold,
+        "mode": round_mode,
+        "msg": summarize(results) if failed else f"MVP proved in {streak} consecutive round(s) ({round_mode} mode)",
+        "checks": results,
+        "failed_checks": failed,
+        "history": history,
+        "attempts": attempts,
+        "elapsed": round(clock() - started, 3),
+        "requests": collector.client.requests,
+        "endpoints": [e["url"] for e in endpoints],
+        "evidence": public(evidence) if evidence else None,
+    }
+
+
+def collect_once(params, mode="auto"):
+    collector, endpoints = build_collector(params)
+    try:
+        evidence = collector.collect(endpoints, "mixed")
+    except CollectError as exc:
+        raise RunError(str(exc)) from exc
+    actual = resolve_mode(mode, evidence)
+    if actual != "mixed":
+        evidence["probes"] = []
+    return actual, public(evidence), collector.client.requests

@@ -1,0 +1,185 @@
+#!/usr/bin/python
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: mvp_check
+short_description: Prove that the Mixed Version Proxy works before the next node is upgraded
+version_added: 0.1.0
+description:
+  - Reaches every kube-apiserver directly and proves, against the live servers, that the Mixed Version Proxy
+    (KEP-4020) works. Fails with the server and the cause when it does not.
+  - Runs on the controller (it is an action plugin) and polls until the checks pass in
+    O(success_threshold) consecutive rounds or O(wait_timeout) runs out. It never changes anything and runs in
+    check mode as well.
+  - "Checks: C(versions) (skew, mode); C(identity_leases) (one fresh lease per server, unique host names, no
+    crashed server still listed); C(readiness) (C(/readyz) and the MVP post-start hooks, present only with
+    C(--peer-ca-file)); C(peer_tls) (each server's certificate verifies against the peer CA for
+    C(kubernetes.default.svc) at the address it advertises to peers); C(requestheader_trust) (the peer discovery
+    call with the front-proxy client certificate, when given); C(discovery_merge) (merged discovery of each
+    proxying server holds what its peers serve); C(proxy_probe) (mixed mode: every older server asked for
+    resources only newer servers serve answers 200, the same request with C(x-kubernetes-peer-proxied: true)
+    answers 404, and C(apiserver_rerouted_request_total) rises); C(proxy_errors) (no new 503s or peer proxy
+    errors while checking)."
+  - "Causes it names: no C(--peer-ca-file); wrong peer CA; certificate without C(kubernetes.default.svc);
+    unreachable or wrong advertise address; proxy client certificate rejected; gate off (1.35 default);
+    crashed server still listed; host name over 63 bytes or duplicated; version skew."
+  - TLS verification is never turned off.
+author:
+  - skewsafe developers (@skewsafe)
+extends_documentation_fragment:
+  - skewsafe.kubeadm._auth
+  - skewsafe.kubeadm._apiservers
+  - skewsafe.kubeadm._attributes.controller_action
+attributes:
+  check_mode:
+    support: full
+    details: Read-only; it runs normally in check mode.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  mode:
+    description:
+      - V(mixed) while API servers run two versions (after the first control plane is upgraded, until the last);
+        the older servers must proxy, and the live probe runs on each of them.
+      - V(steady) when all run one version; every server must have MVP on, ready for the next upgrade.
+      - V(auto) picks from the versions found.
+    type: str
+    choices: [auto, steady, mixed]
+    default: auto
+  checks:
+    description:
+      - Run only these checks (default all).
+    type: list
+    elements: str
+    choices: [versions, identity_leases, readiness, peer_tls, requestheader_trust, discovery_merge, proxy_probe, proxy_errors]
+  wait_timeout:
+    description:
+      - Seconds to keep polling before failing.
+    type: int
+    default: 300
+  wait_sleep:
+    description:
+      - Seconds between rounds.
+    type: int
+    default: 5
+  success_threshold:
+    description:
+      - Consecutive passing rounds required, so that one lucky round is not enough.
+    type: int
+    default: 2
+  fail_fast:
+    description:
+      - Stop before O(wait_timeout) when a cause that waiting cannot fix (for example no C(--peer-ca-file) on a
+        ready server, a wrong peer CA) shows in two consecutive rounds.
+    type: bool
+    default: true
+notes:
+  - Needs the C(kubernetes) Python library on the controller (or in the execution environment).
+  - The credentials need get/list on C(leases) in C(kube-system), list on the probed resources, and the
+    non-resource URLs C(/version), C(/readyz), C(/metrics), C(/api), C(/apis); C(/etc/kubernetes/admin.conf)
+    of a kubeadm cluster has them.
+seealso:
+  - module: skewsafe.kubeadm.apiserver_peers_info
+  - name: KEP-4020 Unknown Version Interoperability Proxy
+    description: The Mixed Version Proxy design.
+    link: https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/4020-unknown-version-interoperability-proxy
+"""
+
+EXAMPLES = r"""
+- name: Gate | prove proxying from every old API server before upgrading the next control plane
+  skewsafe.kubeadm.mvp_check:
+    kubeconfig: "{{ playbook_dir }}/admin.conf"
+    mode: mixed
+    endpoints:
+      - name: cp-1
+        url: https://10.0.0.11:6443
+      - name: cp-2
+        url: https://10.0.0.12:6443
+      - name: cp-3
+        url: https://10.0.0.13:6443
+    wait_timeout: 180
+  run_once: true
+
+- name: Before the upgrade, MVP must be on everywhere (endpoints found from the identity leases)
+  skewsafe.kubeadm.mvp_check:
+    mode: steady
+  run_once: true
+  register: mvp
+
+- name: Show the evidence
+  ansible.builtin.debug:
+    var: mvp.checks
+"""
+
+RETURN = r"""
+passed:
+  description: Whether MVP was proved.
+  returned: always
+  type: bool
+mode:
+  description: The mode the checks ran in.
+  returned: always
+  type: str
+  sample: mixed
+msg:
+  description: One line naming each failing server and cause, with what to do; or the success summary.
+  returned: always
+  type: str
+checks:
+  description: Results of the last round.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    check:
+      description: Check name.
+      type: str
+    server:
+      description: Server the result is about (null for cluster-wide results).
+      type: str
+    passed:
+      description: Whether it passed.
+      type: bool
+    detail:
+      description: What was seen.
+      type: str
+    cause:
+      description: The diagnosed cause when it failed.
+      type: str
+failed_checks:
+  description: The failing entries of RV(checks).
+  returned: always
+  type: list
+  elements: dict
+history:
+  description: Per check, how many results passed and failed over all rounds.
+  returned: always
+  type: dict
+attempts:
+  description: Rounds run.
+  returned: always
+  type: int
+elapsed:
+  description: Seconds spent.
+  returned: always
+  type: float
+requests:
+  description: HTTP requests made to the API servers.
+  returned: always
+  type: int
+endpoints:
+  description: The API server URLs checked.
+  returned: always
+  type: list
+  elements: str
+evidence:
+  description: The last round's evidence (versions, leases, hooks, metrics, discovery, probes) per server.
+  returned: always
+  type: dict
+"""

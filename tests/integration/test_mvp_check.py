@@ -1,0 +1,227 @@
+"""mvp_check and apiserver_peers_info against real kube-apiservers: healthy, and each failure cause.
+
+Every failure is produced by changing real flags or certificates of one server (through the
+cluster_config module and kubeadm, or openssl for a certificate kubeadm would not issue) and
+must yield its exact diagnosis. The healthy server set is restored after each case.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+import yaml
+from conftest import NEW, OLD, peer_ca_hook, wait_for
+
+SERVERS = [("cp-1", OLD), ("cp-2", OLD), ("cp-3", NEW)]
+
+
+@pytest.fixture(scope="module")
+def cluster(harness_factory, ansible_module):
+    return harness_factory(SERVERS, config_hook=peer_ca_hook(ansible_module))
+
+
+def endpoints(harness):
+    return [{"name": s.name, "url": s.url} for s in harness.servers.values()]
+
+
+def check(ansible_module, harness, **kwargs):
+    args = {
+        "kubeconfig": str(harness.kubeconfig),
+        "endpoints": endpoints(harness),
+        "wait_timeout": 60,
+        "wait_sleep": 2,
+        "success_threshold": 2,
+    }
+    args.update(kwargs)
+    started = time.monotonic()
+    result = ansible_module("skewsafe.kubeadm.mvp_check", args)
+    result["wall"] = time.monotonic() - started
+    return result
+
+
+def causes(result):
+    return {(r["server"], r["cause"]) for r in result.get("failed_checks", [])}
+
+
+def edit_args(ansible_module, args=None, gates=None):
+    """A config hook that changes the node's apiServer extraArgs through the cluster_config module."""
+
+    def hook(server, path):
+        params = {"source": "file", "path": str(path)}
+        if args:
+            params["api_server_extra_args"] = args
+        if gates:
+            params["feature_gates"] = gates
+        result = ansible_module("skewsafe.kubeadm.cluster_config", params)
+        assert not result.get("failed"), result
+
+    return hook
+
+
+@pytest.fixture
+def broken(cluster, ansible_module):
+    """Break a server for one test; restore it (and let peers resync) afterwards."""
+    touched = []
+
+    def apply(name, args=None, gates=None, **restart):
+        touched.append((name, args, gates))
+        cluster.restart(name, edit_args(ansible_module, args, gates), **restart)
+
+    yield apply
+    for name, args, gates in touched:
+        undo_args = {k: None for k in args or {}}
+        undo_args.pop("peer-ca-file", None)
+        if args and "peer-ca-file" in args:
+            pki = yaml.safe_load(cluster.config_path(name).read_text().split("---\n")[1])["certificatesDir"]
+            undo_args["peer-ca-file"] = f"{pki}/ca.crt"
+        undo_gates = {k: None for k in gates or {}}
+        server = cluster.servers[name]
+        if server.process is None or server.process.poll() is not None:
+            cluster.render(name)
+        cluster.restart(name, edit_args(ansible_module, undo_args, undo_gates))
+    if touched:
+        result = check(ansible_module, cluster, wait_timeout=120)
+        assert result["passed"], result["msg"]
+
+
+def test_healthy_mixed_control_plane_passes(cluster, ansible_module):
+    result = check(ansible_module, cluster, mode="mixed")
+    assert result["passed"], result["msg"]
+    assert result["changed"] is False
+    assert result["mode"] == "mixed"
+    probes = result["evidence"]["probes"]
+    assert {p["server"] for p in probes} == {"cp-1", "cp-2"}
+    assert all(p["status"] == 200 and p["status_local"] == 404 for p in probes)
+    assert {r["check"] for r in result["checks"]} >= {"versions", "identity_leases", "readiness", "peer_tls",
+                                                      "discovery_merge", "proxy_probe", "proxy_errors"}  # fmt: skip
+    print(f"\nmvp_check healthy 3 servers: {result['elapsed']:.2f}s in-plugin, {result['attempts']} rounds, "
+          f"{result['requests']} requests")  # fmt: skip
+
+
+def test_endpoints_are_discovered_from_identity_leases(cluster, ansible_module):
+    result = check(ansible_module, cluster, endpoints=None, success_threshold=1)
+    assert result["passed"], result["msg"]
+    assert sorted(result["endpoints"]) == sorted(s.url for s in cluster.servers.values())
+
+
+def test_check_mode_runs_the_check(cluster, ansible_module):
+    args = {"kubeconfig": str(cluster.kubeconfig), "endpoints": endpoints(cluster), "success_threshold": 1}
+    result = ansible_module("skewsafe.kubeadm.mvp_check", args, check=True)
+    assert result["passed"] and result["attempts"] == 1
+
+
+def test_steady_mode_is_refused_while_mixed(cluster, ansible_module):
+    result = check(ansible_module, cluster, mode="steady", wait_timeout=10)
+    assert not result["passed"]
+    assert (None, "mode_mismatch") in causes(result)
+    assert result["attempts"] == 2  # fail_fast: a permanent cause seen twice
+
+
+def test_peers_info_reports_evidence(cluster, ansible_module):
+    result = ansible_module(
+        "skewsafe.kubeadm.apiserver_peers_info",
+        {"kubeconfig": str(cluster.kubeconfig), "endpoints": endpoints(cluster),
+         "manifest": str(cluster.node_dir("cp-1") / "etc" / "manifests" / "kube-apiserver.yaml")},
+    )  # fmt: skip
+    assert not result.get("failed"), result
+    assert result["mode"] == "mixed"
+    assert result["manifest"]["flags"]["peer-ca-file"].endswith("/pki/ca.crt")
+    by_name = {s["name"]: s for s in result["servers"]}
+    assert by_name["cp-3"]["version"] == f"v{NEW}"
+    assert by_name["cp-1"]["discovery"]["peer_only"]  # what cp-1 serves only through cp-3
+    assert len(result["leases"]) == 3
+
+
+def test_no_peer_ca_file(cluster, ansible_module, broken):
+    broken("cp-2", args={"peer-ca-file": None})
+    result = check(ansible_module, cluster)
+    assert not result["passed"]
+    assert ("cp-2", "no_peer_ca_file") in causes(result)
+    assert "enable_mvp" in result["msg"]
+
+
+def test_wrong_peer_ca(cluster, ansible_module, broken):
+    ca = cluster.node_dir("cp-2") / "pki" / "front-proxy-ca.crt"
+    broken("cp-2", args={"peer-ca-file": str(ca)})
+    result = check(ansible_module, cluster)
+    assert not result["passed"]
+    assert ("cp-2", "peer_ca_mismatch") in causes(result), result["msg"]
+
+
+def test_gate_off_on_destination(cluster, ansible_module, broken):
+    # A 1.35-style destination: gate off (and so no peer-ca-file: kube-apiserver refuses to start with it).
+    broken("cp-3", args={"peer-ca-file": None}, gates={"UnknownVersionInteroperabilityProxy": False})
+    result = check(ansible_module, cluster)
+    assert not result["passed"]
+    assert ("cp-3", "gate_off") in causes(result), result["msg"]
+
+
+def test_unreachable_advertise_address(cluster, ansible_module, broken):
+    # --peer-advertise-ip/port do not change what peers dial in 1.36.5/1.37.2 (see README), so the
+    # realistic fault is an --advertise-address peers cannot reach (a NATed or wrong interface address).
+    nowhere = cluster.network.address(200)
+    broken("cp-3", args={"advertise-address": nowhere})
+    result = check(ansible_module, cluster, wait_timeout=30)
+    assert not result["passed"]
+    assert ("cp-3", "peer_unreachable") in causes(result), result["msg"]
+
+
+def test_proxy_client_certificate_rejected(cluster, ansible_module, broken):
+    broken("cp-3", args={"requestheader-allowed-names": "not-front-proxy-client"})
+    result = check(ansible_module, cluster, wait_timeout=30)
+    assert not result["passed"]
+    assert any(cause == "proxy_client_rejected" for _s, cause in causes(result)), result["msg"]
+
+
+def test_serving_certificate_without_peer_san(cluster, ansible_module, broken):
+    node = cluster.node_dir("cp-3") / "pki"
+    addr = cluster.servers["cp-3"].address
+    subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", str(node / "apiserver.key"),
+                    "-subj", "/CN=kube-apiserver", "-out", str(node / "apiserver.csr")], check=True, capture_output=True)  # fmt: skip
+    ext = node / "san.ext"
+    ext.write_text(f"subjectAltName=IP:{addr},DNS:cp-3\nextendedKeyUsage=serverAuth\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", str(node / "apiserver.csr"), "-CA", str(node / "ca.crt"),
+                    "-CAkey", str(node / "ca.key"), "-CAcreateserial", "-days", "1", "-extfile", str(ext),
+                    "-out", str(node / "apiserver.crt")], check=True, capture_output=True)  # fmt: skip
+    # kubeadm would reissue a certificate without the SAN, so restart without rendering.
+    broken("cp-3", render=False)
+    result = check(ansible_module, cluster, wait_timeout=30)
+    assert not result["passed"]
+    assert ("cp-3", "peer_san_missing") in causes(result), result["msg"]
+    for path in ("apiserver.crt", "apiserver.key"):
+        (node / path).unlink()  # the fixture's restore lets kubeadm issue a proper one
+
+
+def test_crashed_peer_still_listed(cluster, ansible_module, broken):
+    broken("cp-3", args={})  # registers cp-3 for restore
+    cluster.stop_server("cp-3", graceful=False)
+    # The endpoint lease expires after 15 s; the identity lease stays for up to an hour.
+    result = check(ansible_module, cluster, wait_timeout=40, wait_sleep=5)
+    assert not result["passed"]
+    found = causes(result)
+    assert ("cp-3", "unreachable_endpoint") in found
+    assert any(cause == "crashed_peer" for _s, cause in found), result["msg"]
+
+
+def test_host_name_too_long(harness_factory, ansible_module):
+    long_name = "cp-" + "x" * 61  # 64 bytes: not a valid label value, so no identity lease
+    harness = harness_factory(
+        [("cp-1", OLD), ("cp-2", OLD), ("cp-3", NEW, long_name)], config_hook=peer_ca_hook(ansible_module)
+    )
+    result = check(ansible_module, harness, wait_timeout=20)
+    assert not result["passed"]
+    assert ("cp-3", "lease_missing") in causes(result), result["msg"]
+    assert "63" in result["msg"]
+
+
+def test_duplicate_host_names(harness_factory, ansible_module):
+    harness = harness_factory(
+        [("cp-1", OLD), ("cp-2", OLD, "cp-1"), ("cp-3", NEW)], config_hook=peer_ca_hook(ansible_module)
+    )
+    wait_for(lambda: True, 1, "nothing")
+    result = check(ansible_module, harness, wait_timeout=30)
+    assert not result["passed"]
+    found = {cause for _s, cause in causes(result)}
+    assert found & {"duplicate_hostname", "lease_missing"}, result["msg"]

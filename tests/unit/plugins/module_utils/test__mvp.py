@@ -1,0 +1,219 @@
+"""Pure MVP checks: hand-made evidence for each failure signature."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
+    CAUSES,
+    MVP_HOOKS,
+    classify_tls_error,
+    evaluate,
+    roles,
+    summarize,
+)
+
+OLD_ONLY = {("", "v1", "pods"), ("apps", "v1", "deployments")}
+NEW_ONLY = ("storagemigration.k8s.io", "v1", "storageversionmigrations")
+HOOKS_OK = dict.fromkeys(MVP_HOOKS, "ok")
+
+
+def server(name, version, host, merged_extra=(), hooks=None, **extra):
+    local = set(OLD_ONLY) | ({NEW_ONLY} if version.startswith("v1.37") else set())
+    return {
+        "name": name,
+        "endpoint": f"https://10.0.0.{host}:6443",
+        "hostname": name,
+        "error": None,
+        "version": version,
+        "ready": True,
+        "hooks": dict(HOOKS_OK if hooks is None else hooks),
+        "metrics": {"rerouted": [], "proxy_errors": {}, "sync_errors": {}},
+        "local": local,
+        "merged": local | set(merged_extra),
+        **extra,
+    }
+
+
+def lease(name, host, age=3.0, address=True):
+    return {
+        "name": f"apiserver-{name}",
+        "hostname": name,
+        "holder": f"apiserver-{name}_x",
+        "renew_age": age,
+        "peer_address": f"10.0.0.{host}:6443" if address else None,
+    }
+
+
+def probe(name, status=200, status_local=404, before=0.0, after=1.0, body=""):
+    return {"server": name, "gvr": NEW_ONLY, "path": "/x", "status": status, "status_local": status_local,
+            "rerouted_before": before, "rerouted_after": after, "body": body}  # fmt: skip
+
+
+@pytest.fixture
+def healthy():
+    servers = [
+        server("cp-1", "v1.36.5", 1, merged_extra=[NEW_ONLY]),
+        server("cp-2", "v1.36.5", 2, merged_extra=[NEW_ONLY]),
+        server("cp-3", "v1.37.2", 3),
+    ]
+    return {
+        "servers": servers,
+        "leases": [lease("cp-1", 1), lease("cp-2", 2), lease("cp-3", 3)],
+        "peer_tls": {s["name"]: {"address": s["endpoint"][8:], "error": None} for s in servers},
+        "requestheader": {},
+        "probes": [probe("cp-1"), probe("cp-2")],
+    }
+
+
+def failing(results):
+    return {(r["server"], r["cause"]) for r in results if not r["passed"]}
+
+
+def test_healthy_mixed_passes(healthy):
+    results = evaluate(healthy, "mixed", baseline={"cp-1": 0, "cp-2": 0, "cp-3": 0})
+    assert failing(results) == set()
+    assert {r["check"] for r in results} == {"versions", "identity_leases", "readiness", "peer_tls", "discovery_merge",
+                                             "proxy_probe", "proxy_errors"}  # fmt: skip
+    assert summarize(results).startswith("MVP proved")
+
+
+def test_roles_split_by_version(healthy):
+    assert roles(healthy["servers"]) == (["cp-1", "cp-2"], ["cp-3"])
+    same = [server("a", "v1.36.5", 1), server("b", "v1.36.5", 2)]
+    assert roles(same) == (["a", "b"], [])
+
+
+def test_no_peer_ca_file_on_old_server(healthy):
+    healthy["servers"][1]["hooks"] = {}
+    healthy["servers"][1]["merged"] = set(healthy["servers"][1]["local"])
+    healthy["probes"][1] = probe("cp-2", status=404, after=0)
+    found = failing(evaluate(healthy, "mixed"))
+    assert ("cp-2", "no_peer_ca_file") in found
+    assert all(server == "cp-2" for server, _c in found)
+
+
+def test_new_server_without_peer_ca_file_is_fine_in_mixed_but_not_steady(healthy):
+    healthy["servers"][2]["hooks"] = {}
+    assert failing(evaluate(healthy, "mixed")) == set()
+    olds = copy.deepcopy(healthy)
+    olds["servers"] = [server("cp-1", "v1.36.5", 1), server("cp-2", "v1.36.5", 2, hooks={})]
+    olds["leases"] = olds["leases"][:2]
+    olds["probes"] = []
+    assert failing(evaluate(olds, "steady")) == {("cp-2", "no_peer_ca_file")}
+
+
+def test_gate_off_on_destination_is_blamed_on_destination(healthy):
+    healthy["leases"][2]["peer_address"] = None
+    for s in healthy["servers"][:2]:
+        s["merged"] = set(s["local"])
+        s["metrics"]["sync_errors"] = {"hostport_resolution": 5.0}
+    healthy["probes"] = [probe("cp-1", status=404, after=0), probe("cp-2", status=404, after=0)]
+    found = failing(evaluate(healthy, "mixed"))
+    assert found == {("cp-3", "gate_off")}
+
+
+@pytest.mark.parametrize(
+    "error, cause",
+    [
+        ("certificate verify failed: unable to get local issuer certificate", "peer_ca_mismatch"),
+        ("certificate verify failed: Hostname mismatch, certificate is not valid for 'kubernetes.default.svc'.",
+         "peer_san_missing"),
+        ("[Errno 113] No route to host", "peer_unreachable"),
+        ("timed out", "peer_unreachable"),
+    ],
+)  # fmt: skip
+def test_destination_tls_failures(healthy, error, cause):
+    healthy["peer_tls"]["cp-3"]["error"] = error
+    for s in healthy["servers"][:2]:
+        s["merged"] = set(s["local"])
+    healthy["probes"] = [probe("cp-1", status=404, after=0)]
+    assert classify_tls_error(error) == cause
+    found = failing(evaluate(healthy, "mixed"))
+    assert ("cp-3", cause) in found
+    assert {c for _s, c in found} == {cause}
+
+
+def test_source_with_wrong_peer_ca_is_blamed_on_source(healthy):
+    s = healthy["servers"][1]
+    s["merged"] = set(s["local"])
+    s["metrics"]["rerouted"] = [{"code": "503", "group": "", "version": "", "resource": "", "value": 12.0}]
+    healthy["probes"][1] = probe("cp-2", status=404, after=0)
+    found = failing(evaluate(healthy, "mixed"))
+    assert found == {("cp-2", "peer_ca_mismatch")}
+
+
+def test_proxy_client_rejected(healthy):
+    for s in healthy["servers"][:2]:
+        s["merged"] = set(s["local"])
+        s["metrics"]["rerouted"] = [{"code": "401", "group": "", "version": "", "resource": "", "value": 3.0}]
+    healthy["probes"] = [probe("cp-1", status=404, after=0)]
+    assert {c for _s, c in failing(evaluate(healthy, "mixed"))} == {"proxy_client_rejected"}
+
+
+def test_crashed_peer_still_listed(healthy):
+    dead = healthy["servers"][2]
+    for key in ("version", "ready", "hooks", "metrics", "local", "merged"):
+        dead.pop(key)
+    dead["error"] = "Connection refused"
+    healthy["probes"] = [probe("cp-1", status=503, body="Error getting ip and port info of the remote server")]
+    found = failing(evaluate(healthy, "mixed"))
+    assert ("cp-3", "crashed_peer") in found
+    assert ("cp-1", "crashed_peer") in found
+
+
+def test_stale_lease_without_endpoint_is_a_crashed_peer(healthy):
+    healthy["leases"].append(lease("cp-9", 9, age=600))
+    assert ("cp-9", "crashed_peer") in failing(evaluate(healthy, "mixed"))
+
+
+def test_missing_lease_names_the_63_byte_rule(healthy):
+    del healthy["leases"][2]
+    results = evaluate(healthy, "mixed")
+    assert ("cp-3", "lease_missing") in failing(results)
+    assert "63 bytes" in summarize(results)
+
+
+def test_duplicate_host_names_share_one_lease(healthy):
+    healthy["servers"][1]["hostname"] = "cp-1"
+    healthy["leases"] = [lease("cp-1", 1), lease("cp-3", 3)]
+    healthy["servers"][1]["endpoint"] = "https://10.0.0.1:6443"  # the shared lease advertises one address
+    found = failing(evaluate(healthy, "mixed"))
+    assert any(cause == "duplicate_hostname" for _s, cause in found)
+
+
+def test_probe_outcomes(healthy):
+    healthy["probes"] = [
+        probe("cp-1", status_local=200),
+        probe("cp-2", after=0.0),
+    ]
+    found = failing(evaluate(healthy, "mixed"))
+    assert found == {("cp-1", "negative_control_failed"), ("cp-2", "proxy_not_counted")}
+
+
+def test_version_skew_and_mode(healthy):
+    healthy["servers"][2]["version"] = "v1.38.0"
+    assert (None, "version_skew") in failing(evaluate(healthy, "mixed"))
+    assert (None, "mode_mismatch") in failing(evaluate(healthy, "steady"))
+
+
+def test_errors_rising_against_baseline(healthy):
+    healthy["servers"][0]["metrics"]["proxy_errors"] = {"proxy_transport": 2.0}
+    assert failing(evaluate(healthy, "mixed", baseline={"cp-1": 0.0, "cp-2": 0.0, "cp-3": 0.0})) == {
+        ("cp-1", "proxy_errors_rising")
+    }
+    assert failing(evaluate(healthy, "mixed", baseline={"cp-1": 2.0, "cp-2": 0.0, "cp-3": 0.0})) == set()
+
+
+def test_every_cause_has_a_remedy():
+    for key, (summary, remedy) in CAUSES.items():
+        assert summary and remedy, key
+
+
+def test_summary_names_server_cause_and_remedy(healthy):
+    healthy["servers"][1]["hooks"] = {}
+    msg = summarize(evaluate(healthy, "mixed"))
+    assert msg.startswith("MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file")
+    assert "enable_mvp" in msg
