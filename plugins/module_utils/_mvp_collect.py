@@ -94,6 +94,8 @@ def summarize_metrics(text):
                     "group": labels.get("group", ""),
                     "version": labels.get("version", ""),
                     "resource": labels.get("resource", ""),
+                    # 1.35 servers label only the code
+                    "by_gvr": "resource" in labels,
                     "value": value,
                 }
             )
@@ -108,14 +110,10 @@ def summarize_metrics(text):
 
 def rerouted_total(metrics, gvr, code="200"):
     """Proxied requests for a GVR; 1.35 servers label only ``code``, so count all of that code there."""
-    rows = metrics.get("rerouted", [])
-    labelled = any(r.get("resource") for r in rows)
-    group, version, resource = gvr
     return sum(
         r["value"]
-        for r in rows
-        if r["code"] == code
-        and (not labelled or (r["group"], r["version"], r["resource"]) == (group, version, resource))
+        for r in metrics.get("rerouted", [])
+        if r["code"] == code and (not r.get("by_gvr", True) or (r["group"], r["version"], r["resource"]) == tuple(gvr))
     )
 
 

@@ -225,3 +225,28 @@ def test_duplicate_host_names(harness_factory, ansible_module):
     assert not result["passed"]
     found = {cause for _s, cause in causes(result)}
     assert found & {"duplicate_hostname", "lease_missing"}, result["msg"]
+
+
+@pytest.mark.parametrize("count", [3, 5])
+def test_cost_of_one_check(harness_factory, ansible_module, count, record_property):
+    """One round (success_threshold=1) against a healthy mixed control plane: time and HTTP requests."""
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
+
+    olds = (count + 1) // 2
+    servers = [(f"cp-{i}", OLD if i <= olds else NEW) for i in range(1, count + 1)]
+    harness = harness_factory(servers, config_hook=peer_ca_hook(ansible_module))
+    params = {"kubeconfig": str(harness.kubeconfig), "endpoints": endpoints(harness), "mode": "mixed", "wait_timeout": 120,
+              "wait_sleep": 2, "success_threshold": 1, "probe_limit": 2, "request_timeout": 5.0}  # fmt: skip
+    wait_for(lambda: check_until_proved(params)["passed"], 90, "the control plane to pass once (peer sync)")
+    timings = []
+    for _ in range(3):
+        started = time.monotonic()
+        result = check_until_proved(params)
+        timings.append(time.monotonic() - started)
+        assert result["passed"], result["msg"]
+        assert result["attempts"] == 1
+    wall = min(timings)
+    record_property("check_seconds", wall)
+    print(f"\nmvp_check one round, {count} servers ({olds} old): best of 3 {wall:.2f}s "
+          f"(all: {', '.join(f'{t:.2f}' for t in timings)}), {result['requests']} HTTP requests")  # fmt: skip
+    assert wall < 10, "one round should take seconds, not tens of seconds"

@@ -67,48 +67,54 @@ def operator_settings_hook(server, path: Path) -> None:
     path.write_text("---\n".join(docs))
 
 
-RECORDED_PATHS = (
-    ("/version", None),
-    ("/readyz?verbose", None),
-    ("/metrics", None),
-    ("/api", "nopeer"),
-    ("/apis", "nopeer"),
-    ("/apis", "merged"),
-)
+class RecordingClient:
+    """Wraps the collection's ApiServerClient and keeps every answer, in order, per request."""
+
+    def __init__(self, client):
+        self.client = client
+        self.requests = 0
+        self.log = {}
+
+    def get(self, base_url, path, headers=None):
+        resp = self.client.get(base_url, path, headers)
+        self.requests += 1
+        key = request_key(base_url, path, headers)
+        body = resp.text()
+        from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import MVP_METRICS
+
+        if path == "/metrics":  # keep only the series the collector reads (the rest is ~1 MB)
+            body = "\n".join(line for line in body.splitlines() if line.startswith(MVP_METRICS))
+        self.log.setdefault(key, []).append({"status": resp.status, "body": body, "error": resp.error})
+        return resp
+
+
+def request_key(base_url, path, headers=None):
+    extra = ";".join(f"{k}={v}" for k, v in sorted((headers or {}).items()))
+    return f"{base_url}{path} [{extra}]"
 
 
 def record_mvp(work: Path) -> dict:
-    """Raw responses of a healthy mixed control plane with MVP on, for unit tests to replay."""
+    """Every answer the MVP collector got from a healthy mixed control plane, for unit tests to replay."""
     import time
 
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
     from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import ACCEPT_V2, ACCEPT_V2_NOPEER
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import LEASES_PATH
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
 
-    servers = parse_servers(default_servers())
-    with Harness(work, servers, config_hook=peer_ca_hook) as harness:
+    with Harness(work, parse_servers(default_servers()), config_hook=peer_ca_hook) as harness:
         first = harness.first.name
-        # let the old servers sync their peers before recording
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 60  # let the old servers sync their peers first
         while time.monotonic() < deadline:
             merged = harness.request(first, "/apis", {"Accept": ACCEPT_V2}).body
-            nopeer = harness.request(first, "/apis", {"Accept": ACCEPT_V2_NOPEER}).body
-            if merged != nopeer:
+            if merged != harness.request(first, "/apis", {"Accept": ACCEPT_V2_NOPEER}).body:
                 break
             time.sleep(1)
-        out = {"servers": {}, "leases": harness.request(first, LEASES_PATH).json()}
-        for server in harness.servers.values():
-            responses = {}
-            for path, profile in RECORDED_PATHS:
-                accept = {"nopeer": ACCEPT_V2_NOPEER, "merged": ACCEPT_V2}.get(profile)
-                resp = harness.request(server.name, path, {"Accept": accept} if accept else None)
-                body = resp.body.decode()
-                if path == "/metrics":  # keep only what MVP evidence reads
-                    body = "\n".join(
-                        line for line in body.splitlines() if "rerouted" in line or "apiserver_peer_" in line
-                    )
-                responses[f"{path} {profile or ''}".strip()] = {"status": resp.status, "body": body}
-            out["servers"][server.name] = {"url": server.url, "version": server.version, "responses": responses}
-        return out
+        creds = Credentials(ca_file=str(harness.ca_file), cert_file=str(harness.work / "client" / "super-admin.crt"),
+                            key_file=str(harness.work / "client" / "super-admin.key"))  # fmt: skip
+        recorder = RecordingClient(ApiServerClient(creds))
+        endpoints = [{"url": s.url, "name": s.name} for s in harness.servers.values()]
+        Collector(recorder, peer_ca_file=None, probe_limit=2).collect(endpoints, "mixed")
+        return {"recorded_at": time.time(), "endpoints": endpoints, "responses": recorder.log}
 
 
 def main(argv: list[str] | None = None) -> int:
