@@ -37,7 +37,7 @@ def command_flags(command):
     flags = {}
     for arg in command or []:
         if isinstance(arg, str) and arg.startswith("--"):
-            name, _, value = arg[2:].partition("=")
+            name, _sep, value = arg[2:].partition("=")
             flags[name] = value
     return flags
 

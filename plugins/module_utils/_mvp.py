@@ -125,7 +125,7 @@ def result(check, server, passed, detail, cause=None):
 def parse_version(text):
     """'v1.36.5' -> (1, 36, 5); None for anything else."""
     try:
-        core = str(text).lstrip("v").split("-")[0].split("+")[0]
+        core = str(text).lstrip("v").split("-", maxsplit=1)[0].split("+", maxsplit=1)[0]
         major, minor, patch = (int(x) for x in core.split("."))
         return (major, minor, patch)
     except (ValueError, AttributeError):

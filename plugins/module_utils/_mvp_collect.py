@@ -170,7 +170,7 @@ class Collector:
 
     def peer_tls(self, server, lease):
         address = (lease or {}).get("peer_address") or server["endpoint"].split("://", 1)[-1]
-        host, _, port = address.rpartition(":")
+        host, _sep, port = address.rpartition(":")
         return {"address": address, "error": peer_tls_handshake(host.strip("[]"), port or 443, self.peer_ca_file)}
 
     def requestheader(self, server):

@@ -33,7 +33,9 @@ author:
 extends_documentation_fragment:
   - skewsafe.kubeadm._auth
   - skewsafe.kubeadm._apiservers
+  - skewsafe.kubeadm._attributes
   - skewsafe.kubeadm._attributes.controller_action
+  - skewsafe.kubeadm._attributes.actiongroup_kubeadm
 attributes:
   check_mode:
     support: full

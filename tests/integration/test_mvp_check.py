@@ -239,7 +239,7 @@ def test_cost_of_one_check(harness_factory, ansible_module, count, record_proper
               "wait_sleep": 2, "success_threshold": 1, "probe_limit": 2, "request_timeout": 5.0}  # fmt: skip
     wait_for(lambda: check_until_proved(params)["passed"], 90, "the control plane to pass once (peer sync)")
     timings = []
-    for _ in range(3):
+    for _round in range(3):
         started = time.monotonic()
         result = check_until_proved(params)
         timings.append(time.monotonic() - started)

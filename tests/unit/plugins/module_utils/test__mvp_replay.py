@@ -85,7 +85,7 @@ def test_recorded_new_only_resources_are_found_by_diffing(responses):
     evidence, _results, _n = run(responses)
     old, new = evidence["servers"][0], evidence["servers"][2]
     assert new["local"] - old["local"]
-    assert {g for g in old["merged"] - old["local"]} == {g for g in new["local"] - old["local"] if g[0]}
+    assert set(old["merged"] - old["local"]) == {g for g in new["local"] - old["local"] if g[0]}
 
 
 def test_recorded_without_mvp_hooks_is_no_peer_ca_file(responses):

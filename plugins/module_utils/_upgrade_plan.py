@@ -1,0 +1,125 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Version and skew rules of a kubeadm upgrade, and the per-node plan. Pure functions."""
+
+from __future__ import annotations
+
+import re
+
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+
+# Feature gates kubeadm removed, by the minor that no longer knows them. kubeadm refuses unknown
+# gates, so one left in ClusterConfiguration.featureGates breaks the upgrade to that minor.
+REMOVED_KUBEADM_GATES = {
+    36: ("ControlPlaneKubeletLocalMode",),  # GA in 1.35, removed in 1.36 (kubernetes/kubernetes#135773)
+    31: ("UpgradeAddonsBeforeControlPlane",),
+}
+
+
+class PlanError(ValueError):
+    """The requested upgrade is not allowed; the message says why."""
+
+
+def parse(version):
+    """'v1.37.2' or '1.37.2' -> (1, 37, 2); PlanError for anything else (pre-releases included)."""
+    match = _VERSION_RE.match(str(version).strip()) if version is not None else None
+    if not match:
+        raise PlanError(f"{version!r} is not a Kubernetes release version like 1.37.2")
+    return tuple(int(x) for x in match.groups())
+
+
+def fmt(version):
+    return "{}.{}.{}".format(*version)
+
+
+def upgrade_steps(current, target, chained=False):
+    """Minor versions to pass through from ``current`` to ``target`` (each a target of one upgrade run).
+
+    Same minor (patch upgrade) or the next minor: one step. Further: refused unless ``chained``,
+    which steps the control plane through each minor (the caller picks each step's patch).
+    """
+    cur, tgt = parse(current), parse(target)
+    if cur[0] != tgt[0] or cur[0] != 1:
+        raise PlanError(f"upgrading {fmt(cur)} to {fmt(tgt)} changes the major version")
+    if tgt < cur:
+        raise PlanError(f"{fmt(tgt)} is older than the running {fmt(cur)}: kubeadm does not downgrade")
+    if tgt[1] - cur[1] <= 1:
+        return [fmt(tgt)]
+    if not chained:
+        raise PlanError(
+            f"{fmt(cur)} -> {fmt(tgt)} skips {tgt[1] - cur[1] - 1} minor version(s); kubeadm upgrades one minor at a "
+            f"time. Upgrade to 1.{cur[1] + 1} first, or set chained mode"
+        )
+    return [f"1.{minor}" for minor in range(cur[1] + 1, tgt[1])] + [fmt(tgt)]
+
+
+def cluster_version(node_versions):
+    """The control plane's running version: the oldest API server / kubelet version reported."""
+    parsed = [parse(v) for v in node_versions if v]
+    if not parsed:
+        raise PlanError("no node reported a version")
+    return fmt(min(parsed))
+
+
+def node_plan(name, kubelet_version, target, role):
+    """What happens to one node: ``{"node", "role", "from", "to", "action", "steps"}``."""
+    cur, tgt = parse(kubelet_version), parse(target)
+    if cur == tgt:
+        return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "skip (already at target)",
+                "steps": []}  # fmt: skip
+    if cur > tgt:
+        raise PlanError(f"{name} runs kubelet {fmt(cur)}, newer than the target {fmt(tgt)}")
+    if tgt[1] - cur[1] > 3:
+        raise PlanError(f"{name} runs kubelet {fmt(cur)}, more than three minors behind {fmt(tgt)}")
+    first = role == "first_control_plane"
+    upgrade = "kubeadm upgrade apply" if first else "kubeadm upgrade node"
+    steps = ["kubeadm package", *(["kubeadm upgrade plan"] if first else []), upgrade]
+    if role != "worker":
+        steps.append("mvp_check")
+    steps += ["drain", "kubelet+kubectl packages", "restart kubelet", "wait Ready", "uncordon"]
+    return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "upgrade", "steps": steps}
+
+
+def batches(hosts, size):
+    """Split ``hosts`` into batches of ``size`` (an int >= 1, or a percentage string like '25%')."""
+    hosts = list(hosts)
+    if isinstance(size, str) and size.endswith("%"):
+        try:
+            percent = float(size[:-1])
+        except ValueError:
+            raise PlanError(f"batch size {size!r} is not a percentage") from None
+        if not 0 < percent <= 100:
+            raise PlanError(f"batch size {size!r} must be between 0% and 100%")
+        size = max(1, int(len(hosts) * percent / 100))
+    try:
+        size = int(size)
+    except (TypeError, ValueError):
+        raise PlanError(f"batch size {size!r} must be a whole number or a percentage") from None
+    if size < 1:
+        raise PlanError("batch size must be at least 1")
+    return [hosts[i : i + size] for i in range(0, len(hosts), size)]
+
+
+def removed_gates(feature_gates, target):
+    """Gates in ClusterConfiguration.featureGates that the target kubeadm no longer knows."""
+    tgt_minor = parse(target)[1]
+    removed = set()
+    for minor, gates in REMOVED_KUBEADM_GATES.items():
+        if minor <= tgt_minor:
+            removed |= set(gates)
+    return sorted(set(feature_gates or {}) & removed)
+
+
+def hostname_problems(hostnames):
+    """Control-plane host names that break identity leases: longer than 63 bytes, or duplicated."""
+    problems = []
+    seen = {}
+    for name in hostnames:
+        if len(name.encode()) > 63:
+            problems.append(f"host name {name!r} is {len(name.encode())} bytes (identity leases allow 63)")
+        seen[name.lower()] = seen.get(name.lower(), 0) + 1
+    problems += [f"host name {name!r} is used by {count} control planes" for name, count in seen.items() if count > 1]
+    return problems
