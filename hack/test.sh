@@ -51,7 +51,7 @@ tier_setup() {
     "$VENV/bin/pip" install --disable-pip-version-check -q -r "$repo/tests/requirements-dev.txt"
     touch "$VENV/.complete"
   fi
-  "$VENV/bin/ansible" --version | head -1
+  "$VENV/bin/ansible" --version
   mkdir -p "$COLL_ROOT/ansible_collections/skewsafe"
   ln -sfn "$repo" "$COLL_ROOT/ansible_collections/skewsafe/kubeadm"
   # ansible-test needs a real (non-symlinked) tree named ansible_collections/<ns>/<name>.

@@ -16,6 +16,7 @@ try:
     import kubernetes  # noqa: F401  pylint: disable=unused-import
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
+
     # re-exported for the callers of this module
     from kubernetes.client.exceptions import ApiException  # pylint: disable=unused-import
 
