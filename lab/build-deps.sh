@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the node runtime from the Go module proxy, cached by version:
 #   containerd (containerd, containerd-shim-runc-v2, ctr), runc (cgo + libseccomp, static),
-#   crictl, CNI plugins (bridge, host-local, loopback, portmap).
+#   crictl, CNI plugins (bridge, host-local, loopback, portmap), and CoreDNS at the versions
+#   kubeadm K8S_OLD_VERSION/K8S_NEW_VERSION deploy (BUILD_COREDNS=0 skips it).
 #
 #   lab/build-deps.sh            -> $LAB_CACHE/<name>-<version>/bin/*
 #
@@ -75,11 +76,22 @@ CGO_ENABLED=0 build cni-plugins "$CNI_PLUGINS_VERSION" "$CNI" "bridge host-local
   -ldflags "-s -w -X $CNI/pkg/utils/buildversion.BuildVersion=v$CNI_PLUGINS_VERSION" \
   "$CNI/plugins/main/bridge" "$CNI/plugins/ipam/host-local" "$CNI/plugins/main/loopback" "$CNI/plugins/meta/portmap"
 
-# sanity: every binary reports the pinned version
+# CoreDNS for each Kubernetes version the lab runs (kubeadm's CoreDNSVersion); BUILD_COREDNS=0 skips.
+if [ "${BUILD_COREDNS:-1}" = 1 ]; then
+  for kv in "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; do
+    cv=$(kubeadm_const "$kv" CoreDNSVersion); cv=${cv#v}
+    [ -n "$cv" ] || die "no CoreDNSVersion in kubeadm v$kv constants"
+    CGO_ENABLED=0 build coredns "$cv" github.com/coredns/coredns "coredns" -- \
+      -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=go-module-v$cv" \
+      github.com/coredns/coredns
+  done
+fi
+
+# sanity: every binary reports the pinned version (capture first: grep -q + pipefail = SIGPIPE)
 b=$LAB_CACHE
-"$b/containerd-$CONTAINERD_VERSION/bin/containerd" --version | grep -q "v$CONTAINERD_VERSION" || die "containerd version stamp"
-"$b/runc-$RUNC_VERSION/bin/runc" --version | grep -q "runc version $RUNC_VERSION" || die "runc version"
-"$b/runc-$RUNC_VERSION/bin/runc" --version | grep -q "libseccomp: " || die "runc built without seccomp"
-"$b/crictl-$CRICTL_VERSION/bin/crictl" --version | grep -q "v$CRICTL_VERSION" || die "crictl version stamp"
-"$b/cni-plugins-$CNI_PLUGINS_VERSION/bin/bridge" </dev/null 2>&1 | grep -q "v$CNI_PLUGINS_VERSION" || die "CNI version stamp"
+v=$("$b/containerd-$CONTAINERD_VERSION/bin/containerd" --version); [[ $v == *"v$CONTAINERD_VERSION"* ]] || die "containerd version stamp: $v"
+v=$("$b/runc-$RUNC_VERSION/bin/runc" --version); [[ $v == *"runc version $RUNC_VERSION"* ]] || die "runc version: $v"
+[[ $v == *"libseccomp: "* ]] || die "runc built without seccomp"
+v=$("$b/crictl-$CRICTL_VERSION/bin/crictl" --version); [[ $v == *"v$CRICTL_VERSION"* ]] || die "crictl version stamp: $v"
+v=$("$b/cni-plugins-$CNI_PLUGINS_VERSION/bin/bridge" </dev/null 2>&1 || true); [[ $v == *"v$CNI_PLUGINS_VERSION"* ]] || die "CNI version stamp: $v"
 log "all done in $((SECONDS - start))s"

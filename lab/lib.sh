@@ -29,3 +29,29 @@ kubeadm_const() { # VERSION NAME
   sed -n "s/^\s*$2 = \"\([^\"]*\)\"/\1/p" "$f"
 }
 k8s_bin() { echo "$CACHE/k8s/v$1/bin"; }
+
+# The host's Debian mirror (deb822 sources), e.g. http://deb.debian.org/debian.
+debian_mirror() {
+  local m
+  m=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$m" ] || m=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+# debootstrap_tar OUT.tar PKGS(comma list) [SUITE]: minbase rootfs as an uncompressed tar,
+# cached (OUT exists -> nothing to do). .debs are kept in $LAB_CACHE/debs/<suite> for reuse.
+debootstrap_tar() {
+  local out=$1 pkgs=$2 suite=${3:-$NODE_SUITE} root t0=$SECONDS
+  [ -f "$out" ] && return 0
+  command -v debootstrap >/dev/null || die "debootstrap missing: apt-get install -y debootstrap"
+  root=$(mktemp -d "$LAB_CACHE/rootfs.XXXXXX")
+  mkdir -p "$LAB_CACHE/debs/$suite"
+  log "debootstrap $suite ($pkgs) ..."
+  debootstrap --variant=minbase --cache-dir="$LAB_CACHE/debs/$suite" --include="$pkgs" \
+    "$suite" "$root" "$(debian_mirror)" >"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -rf "$root"; die "debootstrap failed"; }
+  chroot "$root" apt-get clean
+  rm -rf "$root"/var/lib/apt/lists/* "$root"/var/log/*.log "$root"/var/cache/debconf/*-old
+  tar -C "$root" --numeric-owner --xattrs --xattrs-include='security.capability' -cf "$out.tmp" .
+  mv "$out.tmp" "$out"; rm -rf "$root" "$root.log"
+  log "debootstrap $suite: $(du -h "$out" | cut -f1) in $((SECONDS - t0))s -> $out"
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Tear the lab down: every node container (label $LAB_NAME.node) with its volumes, the lab
+# network, the own dockerd (and its containerd), the FORWARD rule and both bridges.
+#   lab/down.sh           keep the dockerd data-root (loaded node image) for a faster next up
+#   lab/down.sh --purge   also delete the data-root and all runtime state under $LAB_STATE
+# Build caches under $LAB_CACHE (binaries, image tarballs, node image tarball) are always kept.
+set -euo pipefail
+# shellcheck source=lab/lib.sh
+. "$(dirname "$0")/lib.sh"
+t0=$SECONDS
+if "$LAB_DIR/dockerd.sh" status >/dev/null 2>&1; then
+  ids=$(ldocker ps -aq --filter "label=$LAB_NAME.node")
+  if [ -n "$ids" ]; then
+    # shellcheck disable=SC2086
+    ldocker rm -f -v $ids >/dev/null
+    log "removed containers: $(wc -w <<<"$ids")"
+  fi
+  ldocker volume prune -f >/dev/null
+  ldocker network rm "$LAB_NET" >/dev/null 2>&1 || true
+fi
+"$LAB_DIR/dockerd.sh" stop
+# nothing of ours may stay mounted
+if grep -q " $LAB_STATE/" /proc/mounts; then
+  grep " $LAB_STATE/" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l
+  log "lazily unmounted leftovers under $LAB_STATE"
+fi
+if [ "${1:-}" = --purge ]; then rm -rf "$LAB_STATE"; log "purged $LAB_STATE"; fi
+log "down in $((SECONDS - t0))s"

@@ -1,0 +1,87 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Version, skew and batch filters for the upgrade roles (documented in the .yml files beside)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _preflight, _report
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+
+
+def _wrap(func):
+    def filter_func(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except plan.PlanError as exc:
+            raise AnsibleFilterError(str(exc)) from exc
+
+    filter_func.__name__ = func.__name__
+    filter_func.__doc__ = func.__doc__
+    return filter_func
+
+
+def upgrade_steps(current, target, chained=False):
+    return plan.upgrade_steps(current, target, chained)
+
+
+def node_upgrade_plan(kubelet_version, target, name="", role="worker"):
+    return plan.node_plan(name, kubelet_version, target, role)
+
+
+def host_batches(hosts, size=1):
+    return plan.batches(hosts, size)
+
+
+def removed_feature_gates(feature_gates, target):
+    return plan.removed_gates(feature_gates, target)
+
+
+def hostname_problems(hostnames):
+    return plan.hostname_problems(hostnames)
+
+
+def preflight_assessment(data):
+    return _preflight.assess(data)
+
+
+def upgrade_report(nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None):
+    return _report.build(nodes, target, cluster_version, etcd_backup, started, finished)
+
+
+def upgrade_report_markdown(report):
+    return _report.markdown(report)
+
+
+def apiserver_endpoint(host_vars, port=6443):
+    """``{name, url}`` of a control-plane host's API server, from its inventory variables."""
+    name = host_vars["inventory_hostname"]
+    address = host_vars.get("skewsafe_apiserver_address") or host_vars.get("ansible_host") or name
+    if ":" in str(address) and not str(address).startswith("["):
+        address = f"[{address}]"
+    return {"name": name, "url": f"https://{address}:{host_vars.get('skewsafe_apiserver_port') or port}"}
+
+
+def kube_minor(version):
+    return plan.parse(version)[1]
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            name: _wrap(func)
+            for name, func in {
+                "upgrade_steps": upgrade_steps,
+                "node_upgrade_plan": node_upgrade_plan,
+                "host_batches": host_batches,
+                "removed_feature_gates": removed_feature_gates,
+                "hostname_problems": hostname_problems,
+                "kube_minor": kube_minor,
+                "apiserver_endpoint": apiserver_endpoint,
+                "preflight_assessment": preflight_assessment,
+                "upgrade_report": upgrade_report,
+                "upgrade_report_markdown": upgrade_report_markdown,
+            }.items()
+        }

@@ -1,0 +1,121 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Upgrade preflight: every problem found in the collected data, at once. Pure function."""
+
+from __future__ import annotations
+
+try:
+    import yaml
+
+    HAS_YAML = True
+except ImportError:  # pragma: no cover
+    HAS_YAML = False
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+
+
+def _ready(obj):
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def assess(data):
+    """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "mvp_proved"}``."""
+    problems = []
+    target = data.get("target")
+    hosts = data.get("hosts") or {}
+    cps = [h for h, facts in hosts.items() if facts.get("role") != "worker"]
+    first = data.get("first_control_plane") or (cps[0] if cps else None)
+
+    try:
+        plan.parse(target)
+    except plan.PlanError as exc:
+        return {"problems": [f"target: {exc}"], "cluster_version": None, "steps": [], "plan": [], "mvp_proved": False}
+
+    apiserver_versions = [hosts[h].get("apiserver_version") for h in cps if hosts[h].get("apiserver_version")]
+    cluster_version, steps = None, []
+    try:
+        cluster_version = plan.cluster_version(apiserver_versions)
+        steps = plan.upgrade_steps(cluster_version, target, data.get("chained", False))
+    except plan.PlanError as exc:
+        problems.append(f"version: {exc}")
+    if (
+        len({v.lstrip("v") for v in apiserver_versions}) > 1
+        and cluster_version
+        and plan.parse(target) != max(plan.parse(v) for v in apiserver_versions)
+    ):
+        problems.append(
+            f"version: control planes run {', '.join(sorted(set(apiserver_versions)))}: finish the upgrade in progress "
+            f"to {max(apiserver_versions)} first"
+        )
+
+    by_node = {n.get("metadata", {}).get("name"): n for n in data.get("nodes") or []}
+    node_plans = []
+    for host, facts in hosts.items():
+        node = facts.get("node_name") or host
+        obj = by_node.get(node)
+        if obj is None:
+            problems.append(f"node {node} ({host}): no Node object with that name")
+        elif not _ready(obj) and (obj.get("spec") or {}).get("unschedulable") is not True:
+            problems.append(f"node {node}: not Ready")
+        elif not _ready(obj):
+            problems.append(f"node {node}: not Ready and cordoned")
+        role = (
+            "worker" if facts.get("role") == "worker" else ("first_control_plane" if host == first else "control_plane")
+        )
+        if facts.get("kubelet_version"):
+            try:
+                node_plans.append(plan.node_plan(node, facts["kubelet_version"], target, role))
+            except plan.PlanError as exc:
+                problems.append(f"node {node}: {exc}")
+        for cert in facts.get("expiring_certs") or []:
+            problems.append(f"node {node}: certificate {cert} expires within {data.get('cert_min_days', 30)} days")
+        missing = facts.get("missing_packages") or []
+        if missing:
+            problems.append(
+                f"packages: {', '.join(missing)} {target} not found in the v1.{plan.parse(target)[1]} repository"
+            )
+
+    for pod in data.get("pods") or []:
+        if not _ready(pod):
+            problems.append(f"pod kube-system/{pod.get('metadata', {}).get('name')}: not Ready")
+
+    cfg_text = data.get("kubeadm_config")
+    if not cfg_text:
+        problems.append("kubeadm-config: ConfigMap kube-system/kubeadm-config or its ClusterConfiguration is missing")
+    elif HAS_YAML:
+        cfg = yaml.safe_load(cfg_text) or {}
+        api_version = cfg.get("apiVersion")
+        if api_version != "kubeadm.k8s.io/v1beta4":
+            problems.append(
+                f"kubeadm-config: ClusterConfiguration is {api_version}; kubeadm 1.36+ reads only v1beta4 "
+                "(kubeadm 1.31+ stores v1beta4 after an upgrade; migrate with 'kubeadm config migrate')"
+            )
+        removed = plan.removed_gates(cfg.get("featureGates"), target)
+        if removed:
+            problems.append(
+                f"kubeadm-config: featureGates {', '.join(removed)} no longer exist in kubeadm {target} and would make "
+                "it fail; remove them from the ClusterConfiguration first"
+            )
+
+    problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
+
+    mvp = data.get("mvp") or {}
+    mvp_proved = bool(mvp.get("passed"))
+    if data.get("require_mvp", True) and not mvp_proved:
+        problems.append(
+            f"mvp: the Mixed Version Proxy is not proved on the running version ({mvp.get('msg', 'no result')}). "
+            "Run the skewsafe.kubeadm.enable_mvp playbook first"
+        )
+    return {
+        "problems": problems,
+        "cluster_version": cluster_version,
+        "steps": steps,
+        "plan": node_plans,
+        "mvp_proved": mvp_proved,
+    }

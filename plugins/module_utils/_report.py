@@ -1,0 +1,78 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""The upgrade report: per node from -> to, duration and MVP evidence, as data and Markdown. Pure."""
+
+from __future__ import annotations
+
+import datetime
+
+
+def _seconds(started, finished):
+    try:
+        start = datetime.datetime.fromisoformat(started)
+        end = datetime.datetime.fromisoformat(finished)
+    except (TypeError, ValueError):
+        return None
+    return round((end - start).total_seconds(), 1)
+
+
+def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None):
+    """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict."""
+    rows = []
+    for node in nodes or []:
+        if not node:
+            continue
+        row = dict(node)
+        row["seconds"] = _seconds(node.get("started"), node.get("finished"))
+        rows.append(row)
+    return {
+        "target": target,
+        "from": cluster_version,
+        "started": started,
+        "finished": finished,
+        "seconds": _seconds(started, finished),
+        "nodes": rows,
+        "upgraded": [r["node"] for r in rows if r.get("action") == "upgraded"],
+        "skipped": [r["node"] for r in rows if str(r.get("action", "")).startswith("skipped")],
+        "etcd_backup": etcd_backup,
+    }
+
+
+def markdown(report):
+    lines = [
+        f"# kubeadm upgrade to v{str(report.get('target', '')).lstrip('v')}",
+        "",
+        f"- from: {report.get('from') or 'unknown'}",
+        f"- started: {report.get('started') or '-'}, finished: {report.get('finished') or '-'}"
+        + (f" ({report['seconds']} s)" if report.get("seconds") is not None else ""),
+    ]
+    backup = report.get("etcd_backup") or {}
+    if backup.get("path"):
+        lines.append(f"- etcd snapshot: `{backup['path']}` (sha256 `{backup.get('sha256', '')[:16]}…`)")
+    lines += ["", "| node | role | from | to | result | seconds | MVP gate |", "|---|---|---|---|---|---|---|"]
+    for row in report.get("nodes", []):
+        mvp = row.get("mvp") or {}
+        gate = "-"
+        if mvp:
+            probes = mvp.get("probes") or []
+            proxied = sum(1 for p in probes if p.get("status") == 200 and p.get("status_local") == 404)
+            gate = f"{mvp.get('mode')}: {proxied}/{len(probes)} probes proxied, {mvp.get('elapsed', 0):.1f} s"
+        lines.append(
+            f"| {row.get('node')} | {row.get('role')} | {row.get('from')} | {row.get('to')} | {row.get('action')} | "
+            f"{row.get('seconds') if row.get('seconds') is not None else '-'} | {gate} |"
+        )
+    evidence = [
+        (row.get("node"), p) for row in report.get("nodes", []) for p in (row.get("mvp") or {}).get("probes") or []
+    ]
+    if evidence:
+        lines += ["", "## MVP evidence captured while the control plane was mixed", ""]
+        for node, probe in evidence:
+            lines.append(
+                f"- after {node}: `GET {probe.get('gvr')}` on {probe.get('server')}: {probe.get('status')} "
+                f"(with x-kubernetes-peer-proxied: {probe.get('status_local')}), "
+                f"apiserver_rerouted_request_total {probe.get('rerouted_before', 0):.0f} -> {probe.get('rerouted_after', 0):.0f}"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._preflight import assess
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._report import build, markdown
+
+CLUSTER_CFG = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.5\n"
+
+
+def node(name, ready=True, cordoned=False):
+    return {"metadata": {"name": name}, "spec": {"unschedulable": cordoned} if cordoned else {},
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}  # fmt: skip
+
+
+def host(role, version="v1.36.5", **extra):
+    facts = {"role": role, "kubelet_version": version, "expiring_certs": [], "missing_packages": []}
+    if role == "control_plane":
+        facts["apiserver_version"] = version
+    facts.update(extra)
+    return facts
+
+
+@pytest.fixture
+def data():
+    return {
+        "target": "1.37.2",
+        "first_control_plane": "cp-1",
+        "require_mvp": True,
+        "hosts": {
+            "cp-1": host("control_plane", node_name="cp-1", hostname="cp-1"),
+            "cp-2": host("control_plane", node_name="cp-2", hostname="cp-2"),
+            "w-1": host("worker", node_name="w-1"),
+        },
+        "nodes": [node("cp-1"), node("cp-2"), node("w-1")],
+        "pods": [{"metadata": {"name": "etcd-cp-1"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}],
+        "kubeadm_config": CLUSTER_CFG,
+        "mvp": {"passed": True, "msg": "MVP proved"},
+    }
+
+
+def test_healthy_cluster_has_no_problems_and_a_plan(data):
+    result = assess(data)
+    assert result["problems"] == []
+    assert result["cluster_version"] == "1.36.5"
+    assert result["steps"] == ["1.37.2"]
+    roles = {p["node"]: p["role"] for p in result["plan"]}
+    assert roles == {"cp-1": "first_control_plane", "cp-2": "control_plane", "w-1": "worker"}
+
+
+def test_every_problem_is_reported_at_once(data):
+    bad = copy.deepcopy(data)
+    bad["target"] = "1.38.0"
+    bad["nodes"][2] = node("w-1", ready=False)
+    bad["pods"][0]["status"]["conditions"][0]["status"] = "False"
+    bad["kubeadm_config"] = (
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nfeatureGates:\n  ControlPlaneKubeletLocalMode: true\n"
+    )
+    bad["hosts"]["cp-2"]["hostname"] = "cp-1"
+    bad["hosts"]["cp-1"]["expiring_certs"] = ["apiserver.crt"]
+    bad["hosts"]["cp-1"]["missing_packages"] = ["kubeadm"]
+    bad["mvp"] = {"passed": False, "msg": "MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file"}
+    problems = assess(bad)["problems"]
+    joined = "\n".join(problems)
+    for needle in ("skips 1 minor", "node w-1: not Ready", "etcd-cp-1: not Ready", "v1beta3", "ControlPlaneKubeletLocalMode",
+                   "used by 2 control planes", "apiserver.crt expires", "kubeadm 1.38.0 not found", "enable_mvp"):  # fmt: skip
+        assert needle in joined, needle
+
+
+def test_downgrade_and_bad_target(data):
+    data["target"] = "1.36.1"
+    assert any("does not downgrade" in p for p in assess(data)["problems"])
+    data["target"] = "v1.37"
+    assert assess(data)["problems"] == ["target: 'v1.37' is not a Kubernetes release version like 1.37.2"]
+
+
+def test_mvp_optional_when_the_upgrade_enables_it(data):
+    data["mvp"] = {"passed": False, "msg": "nope"}
+    data["require_mvp"] = False
+    assert assess(data)["problems"] == []
+
+
+def test_half_finished_upgrade_must_finish_first(data):
+    data["hosts"]["cp-1"]["apiserver_version"] = "v1.37.0"
+    data["target"] = "1.37.2"
+    assert any("finish the upgrade in progress" in p for p in assess(data)["problems"])
+    data["target"] = "1.37.0"  # resuming the same target is fine
+    assert assess(data)["problems"] == []
+
+
+def test_report_and_markdown():
+    nodes = [
+        {"node": "cp-1", "role": "first control plane", "from": "v1.36.5", "to": "v1.37.2", "action": "upgraded",
+         "started": "2026-11-29T10:00:00+00:00", "finished": "2026-11-29T10:03:30+00:00",
+         "mvp": {"mode": "mixed", "elapsed": 1.5, "probes": [
+             {"server": "cp-2", "gvr": "storagemigration.k8s.io/v1/storageversionmigrations", "status": 200,
+              "status_local": 404, "rerouted_before": 0, "rerouted_after": 1}]}},
+        {"node": "w-1", "role": "worker", "from": "v1.37.2", "to": "v1.37.2", "action": "skipped (already at target)"},
+    ]  # fmt: skip
+    report = build(nodes, "1.37.2", "1.36.5", {"path": "/b/x.db", "sha256": "ab" * 32},
+                   "2026-11-29T10:00:00+00:00", "2026-11-29T10:05:00+00:00")  # fmt: skip
+    assert report["upgraded"] == ["cp-1"] and report["skipped"] == ["w-1"]
+    assert report["nodes"][0]["seconds"] == 210.0 and report["seconds"] == 300.0
+    text = markdown(report)
+    assert (
+        "| cp-1 | first control plane | v1.36.5 | v1.37.2 | upgraded | 210.0 | mixed: 1/1 probes proxied, 1.5 s |"
+        in text
+    )
+    assert (
+        "GET storagemigration.k8s.io/v1/storageversionmigrations` on cp-2: 200 (with x-kubernetes-peer-proxied: 404)"
+        in text
+    )
+    assert "etcd snapshot: `/b/x.db`" in text

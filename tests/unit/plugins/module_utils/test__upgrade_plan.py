@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._upgrade_plan import (
+    PlanError,
+    batches,
+    cluster_version,
+    hostname_problems,
+    node_plan,
+    parse,
+    removed_gates,
+    upgrade_steps,
+)
+
+
+@pytest.mark.parametrize(
+    "current, target, chained, expected",
+    [
+        ("1.36.5", "1.37.2", False, ["1.37.2"]),
+        ("v1.36.1", "v1.36.5", False, ["1.36.5"]),
+        ("1.36.5", "1.36.5", False, ["1.36.5"]),
+        ("1.35.4", "1.37.2", True, ["1.36", "1.37.2"]),
+    ],
+)
+def test_upgrade_steps(current, target, chained, expected):
+    assert upgrade_steps(current, target, chained) == expected
+
+
+@pytest.mark.parametrize(
+    "current, target, message",
+    [
+        ("1.35.4", "1.37.2", "skips 1 minor"),
+        ("1.37.2", "1.36.5", "does not downgrade"),
+        ("1.37.2", "1.37.1", "does not downgrade"),
+        ("1.36.5", "2.0.0", "major"),
+        ("1.36", "1.37.2", "not a Kubernetes release version"),
+        ("1.36.5", "1.37.0-rc.1", "not a Kubernetes release version"),
+        ("1.36.5", "latest", "not a Kubernetes release version"),
+    ],
+)
+def test_upgrade_steps_refusals(current, target, message):
+    with pytest.raises(PlanError, match=message):
+        upgrade_steps(current, target)
+
+
+def test_parse_and_cluster_version():
+    assert parse("v1.37.2") == (1, 37, 2)
+    assert cluster_version(["v1.37.2", "v1.36.5", None]) == "1.36.5"
+    with pytest.raises(PlanError):
+        cluster_version([])
+
+
+def test_node_plan():
+    first = node_plan("cp-1", "v1.36.5", "1.37.2", "first_control_plane")
+    assert first["action"] == "upgrade"
+    assert first["steps"][:3] == ["kubeadm package", "kubeadm upgrade plan", "kubeadm upgrade apply"]
+    assert "mvp_check" in first["steps"]
+    worker = node_plan("w-1", "1.36.5", "1.37.2", "worker")
+    assert "kubeadm upgrade node" in worker["steps"] and "mvp_check" not in worker["steps"]
+    assert node_plan("w-1", "1.37.2", "1.37.2", "worker")["action"].startswith("skip")
+    with pytest.raises(PlanError, match="newer than the target"):
+        node_plan("w-1", "1.38.0", "1.37.2", "worker")
+    with pytest.raises(PlanError, match="more than three minors"):
+        node_plan("w-1", "1.33.0", "1.37.2", "worker")
+
+
+@pytest.mark.parametrize(
+    "size, expected",
+    [(1, [["a"], ["b"], ["c"], ["d"], ["e"]]), (2, [["a", "b"], ["c", "d"], ["e"]]), ("40%", [["a", "b"], ["c", "d"], ["e"]]),
+     ("10%", [["a"], ["b"], ["c"], ["d"], ["e"]]), ("100%", [["a", "b", "c", "d", "e"]])],
+)  # fmt: skip
+def test_batches(size, expected):
+    assert batches("abcde", size) == expected
+
+
+@pytest.mark.parametrize("size", [0, "0%", "150%", "x", -1, "ten%"])
+def test_batches_refuses(size):
+    with pytest.raises(PlanError):
+        batches(["a"], size)
+
+
+def test_removed_gates():
+    gates = {"ControlPlaneKubeletLocalMode": True, "Other": False}
+    assert removed_gates(gates, "1.36.0") == ["ControlPlaneKubeletLocalMode"]
+    assert removed_gates(gates, "1.35.4") == []
+    assert removed_gates(None, "1.37.2") == []
+
+
+def test_hostname_problems():
+    assert hostname_problems(["cp-1", "cp-2"]) == []
+    problems = hostname_problems(["cp-1", "CP-1", "x" * 64])
+    assert any("64 bytes" in p for p in problems)
+    assert any("used by 2" in p for p in problems)
