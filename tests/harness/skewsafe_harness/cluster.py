@@ -109,7 +109,6 @@ class Harness:
         self.config_hook = config_hook
         self.network: Network | None = None
         self.etcd: subprocess.Popen | None = None
-        self.created_etc_kubernetes = False
         self._ssl: ssl.SSLContext | None = None
 
     # ------------------------------------------------------------------ paths
@@ -141,7 +140,6 @@ class Harness:
             self.network.create(len(self.servers))
             for server in self.servers.values():
                 server.address = self.network.address(server.host_number)
-            self.created_etc_kubernetes = kubeadm.ensure_mountpoint()
             self._save_state()
             self._shared_pki()
             for server in self.servers.values():
@@ -167,11 +165,6 @@ class Harness:
         self.etcd = None
         if self.network is not None:
             self.network.delete()
-        if self.created_etc_kubernetes:
-            try:
-                kubeadm.ETC_KUBERNETES.rmdir()
-            except OSError:
-                pass
         state = self.work / "state.json"
         if state.exists():
             state.unlink()
@@ -365,7 +358,6 @@ class Harness:
         state = {
             "netns": self.network.netns if self.network else None,
             "network_index": self.network.index if self.network else None,
-            "created_etc_kubernetes": self.created_etc_kubernetes,
             "etcd_pid": self.etcd.pid if self.etcd else None,
             "servers": {
                 s.name: {
@@ -402,11 +394,6 @@ def down_from_state(work: Path) -> bool:
             os.killpg(pid, signal.SIGKILL)
     if state.get("network_index") is not None:
         Network(state["network_index"]).delete()
-    if state.get("created_etc_kubernetes"):
-        try:
-            kubeadm.ETC_KUBERNETES.rmdir()
-        except OSError:
-            pass
     state_file.unlink()
     return True
 

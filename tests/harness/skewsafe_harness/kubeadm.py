@@ -19,17 +19,19 @@ ETC_KUBERNETES = Path("/etc/kubernetes")
 _MOUNT_AND_RUN = 'mount --bind "$1" /etc/kubernetes && shift && exec "$@"'
 
 
-def ensure_mountpoint() -> bool:
-    """Make sure /etc/kubernetes exists as a mount point; return True if it was created."""
-    if ETC_KUBERNETES.exists():
-        return False
-    ETC_KUBERNETES.mkdir(parents=True)
-    return True
+def ensure_mountpoint() -> None:
+    """Make sure /etc/kubernetes exists as a mount point.
+
+    An empty directory is created when missing and never removed: several harnesses (test
+    runs, make harness-up) may share the host, and removing it under another one breaks it.
+    """
+    ETC_KUBERNETES.mkdir(parents=True, exist_ok=True)
 
 
 def run(version: str, args: list[str], etc_dir: Path, log: Path | None = None) -> str:
     """Run ``kubeadm <args>`` of ``version`` with ``etc_dir`` as /etc/kubernetes; return stdout."""
     etc_dir.mkdir(parents=True, exist_ok=True)
+    ensure_mountpoint()
     cmd = [
         "unshare", "--mount", "--propagation", "private",
         "sh", "-c", _MOUNT_AND_RUN, "sh", str(etc_dir), str(k8s_bin(version, "kubeadm")), *args,
