@@ -12,7 +12,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=/dev/null
+# shellcheck source=versions.env
 set -a; . "$here/versions.env"; set +a
 export GOTOOLCHAIN GOFLAGS=-mod=mod CGO_ENABLED=0
 CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}

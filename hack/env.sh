@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: the variables are used by the caller
 # Paths shared by hack/*.sh (sourced). Everything lives outside the repository.
 repo=${repo:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}

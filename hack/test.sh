@@ -11,7 +11,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=hack/env.sh
 . "$repo/hack/env.sh"
-ALL_TIERS="setup ruff ansible-lint sanity units build-docs binaries integration"
+ALL_TIERS="setup ruff shellcheck ansible-lint sanity units build-docs binaries integration"
 TIERS=${TIERS:-$ALL_TIERS}
 logs="$work/logs"
 mkdir -p "$logs"
@@ -45,6 +45,9 @@ run_tier() {  # run_tier NAME FUNCTION
 # ---------------------------------------------------------------- setup
 tier_setup() {
   set -e
+  if ! command -v shellcheck >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null
+  fi
   if [ ! -f "$VENV/.complete" ]; then
     rm -rf "$VENV"
     "$PY" -m venv "$VENV"
@@ -56,7 +59,10 @@ tier_setup() {
   ln -sfn "$repo" "$COLL_ROOT/ansible_collections/skewsafe/kubeadm"
   # ansible-test needs a real (non-symlinked) tree named ansible_collections/<ns>/<name>.
   rm -rf "$COLL_COPY" && mkdir -p "$COLL_COPY"
-  (cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+  # lab/ is node-lab tooling (bash, a runtime wrapper that runs inside nodes), not collection
+  # content: it is build_ignore'd, shellcheck lints it, and ansible-test does not see it.
+  (cd "$repo" && git ls-files -co --exclude-standard -z | grep -zv '^lab/' |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     tar --null -T - -cf -) | tar -C "$COLL_COPY" -xf -
   # Offline stand-in for ansible-test's pip bootstrap download (see hack/get_pip_offline.py).
   local pip_version
@@ -76,6 +82,12 @@ tier_ruff() {
   cd "$repo"
   in_venv ruff check .
   in_venv ruff format --check .
+}
+
+tier_shellcheck() {
+  set -e
+  cd "$repo"
+  git ls-files -co --exclude-standard -- '*.sh' .ci/run lab/files/entrypoint | xargs -r shellcheck -x
 }
 
 tier_ansible_lint() {
@@ -122,6 +134,7 @@ if [ "${status[setup]:-passed}" != passed ]; then
   log "setup failed: nothing else can run"
 else
   run_tier ruff tier_ruff
+  run_tier shellcheck tier_shellcheck
   run_tier ansible-lint tier_ansible_lint
   run_tier sanity tier_sanity
   run_tier units tier_units
