@@ -2,13 +2,16 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test k8s-bins harness-up harness-down help
+.PHONY: test k8s-bins harness-up harness-down lab-up lab-down demo help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
 	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
 	@echo "make harness-up    start etcd + 3 real kube-apiservers (2 old, 1 new); prints endpoints"
 	@echo "make harness-down  stop them"
+	@echo "make lab-up        a kubeadm HA cluster (3 control planes, 2 workers) in containers, older version"
+	@echo "make demo          lab-up, then upgrade it with skewsafe.kubeadm.upgrade and show the report"
+	@echo "make lab-down      remove every container, network, rule and daemon the lab created"
 
 test:
 	hack/test.sh
@@ -21,3 +24,12 @@ harness-up: k8s-bins
 
 harness-down:
 	hack/harness.sh down
+
+lab-up: k8s-bins
+	lab/up.sh
+
+lab-down:
+	lab/down.sh
+
+demo:
+	hack/demo.sh

@@ -14,6 +14,7 @@ one chosen server, which the typed client does not offer. TLS is always verified
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import time
@@ -25,12 +26,7 @@ try:
 except ImportError:  # pragma: no cover - reported by the callers
     HAS_URLLIB3 = False
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import (
-    ClientError,
-    k8s_client,
-    k8s_config,
-    resolve_kubeconfig,
-)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError, load_configuration
 
 # The host name every kube-apiserver uses to verify its peers (hard-coded in kube-apiserver).
 PEER_SERVER_NAME = "kubernetes.default.svc"
@@ -48,29 +44,14 @@ class Credentials:
 
     @classmethod
     def from_params(cls, params):
-        if not params.get("validate_certs", True):
-            raise ClientError("validate_certs=false is refused: skewsafe.kubeadm never turns TLS verification off.")
-        configuration = k8s_client.Configuration()
-        kubeconfig = resolve_kubeconfig(params)
-        if kubeconfig:
-            try:
-                k8s_config.load_kube_config(
-                    config_file=kubeconfig, context=params.get("context"), client_configuration=configuration
-                )
-            except Exception as exc:  # the loader raises several unrelated types
-                raise ClientError(f"cannot load kubeconfig {kubeconfig}: {exc}") from exc
-            if configuration.verify_ssl is False:
-                raise ClientError(f"the kubeconfig {kubeconfig} sets insecure-skip-tls-verify; it is refused")
-        token = params.get("api_key")
-        if not token:
-            auth = (configuration.api_key or {}).get("authorization", "")
-            token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
+        configuration = load_configuration(params)
+        auth = (configuration.api_key or {}).get("authorization", "")
         creds = cls(
-            ca_file=params.get("ca_cert") or configuration.ssl_ca_cert,
-            cert_file=params.get("client_cert") or configuration.cert_file,
-            key_file=params.get("client_key") or configuration.key_file,
-            token=token,
-            host=params.get("host") or (configuration.host if kubeconfig else None),
+            ca_file=configuration.ssl_ca_cert,
+            cert_file=configuration.cert_file,
+            key_file=configuration.key_file,
+            token=auth[len("Bearer ") :] if auth.startswith("Bearer ") else None,
+            host=configuration.host,
         )
         if not creds.ca_file:
             raise ClientError("no CA bundle: give ca_cert or a kubeconfig with the cluster's certificate-authority")
@@ -95,8 +76,6 @@ class Response:
         return (self.body or b"").decode("utf-8", "replace")
 
     def json(self):
-        import json
-
         return json.loads(self.body)
 
 

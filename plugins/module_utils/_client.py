@@ -63,8 +63,8 @@ def resolve_kubeconfig(params):
     return default if os.path.exists(default) else None
 
 
-def build_api_client(params):
-    """Return a ``kubernetes.client.ApiClient`` for the auth params; TLS verification stays on."""
+def load_configuration(params):
+    """A ``kubernetes.client.Configuration`` for the auth params; TLS verification always on."""
     if not params.get("validate_certs", True):
         raise ClientError(
             "validate_certs=false is refused: skewsafe.kubeadm never turns TLS verification off. "
@@ -89,6 +89,11 @@ def build_api_client(params):
                 "no credentials: give kubeconfig, or host with api_key/client_cert, "
                 f"or run on a control-plane node that has {KUBEADM_ADMIN_KUBECONFIG}"
             ) from exc
+    if configuration.verify_ssl is False:
+        raise ClientError(
+            f"the kubeconfig {kubeconfig} sets insecure-skip-tls-verify; skewsafe.kubeadm never turns TLS "
+            "verification off. Give the cluster CA with ca_cert."
+        )
     if params.get("host"):
         configuration.host = params["host"]
     if params.get("api_key"):
@@ -99,13 +104,13 @@ def build_api_client(params):
         configuration.cert_file = params["client_cert"]
     if params.get("client_key"):
         configuration.key_file = params["client_key"]
-    if configuration.verify_ssl is False:
-        raise ClientError(
-            f"the kubeconfig {kubeconfig} sets insecure-skip-tls-verify; skewsafe.kubeadm never turns TLS "
-            "verification off. Give the cluster CA with ca_cert."
-        )
     configuration.verify_ssl = True
-    return k8s_client.ApiClient(configuration)
+    return configuration
+
+
+def build_api_client(params):
+    """A ``kubernetes.client.ApiClient`` for the auth params."""
+    return k8s_client.ApiClient(load_configuration(params))
 
 
 def api_error_message(exc):
