@@ -2,7 +2,8 @@
 # Build the node runtime from the Go module proxy, cached by version:
 #   containerd (containerd, containerd-shim-runc-v2, ctr), runc (cgo + libseccomp, static),
 #   crictl, CNI plugins (bridge, host-local, loopback, portmap), and CoreDNS at the versions
-#   kubeadm K8S_OLD_VERSION/K8S_NEW_VERSION deploy (BUILD_COREDNS=0 skips it).
+#   kubeadm K8S_OLD_VERSION/K8S_NEW_VERSION deploy (only with BUILD_COREDNS=1; the lab runs
+#   without CoreDNS by default).
 #
 #   lab/build-deps.sh            -> $LAB_CACHE/<name>-<version>/bin/*
 #
@@ -52,6 +53,7 @@ build() {
   log "$name v$ver: built in $((SECONDS - t0))s"
 }
 
+lab_lock build-deps   # concurrent runs would race on the same output files
 start=$SECONDS
 
 CTRD=github.com/containerd/containerd/v2
@@ -76,8 +78,8 @@ CGO_ENABLED=0 build cni-plugins "$CNI_PLUGINS_VERSION" "$CNI" "bridge host-local
   -ldflags "-s -w -X $CNI/pkg/utils/buildversion.BuildVersion=v$CNI_PLUGINS_VERSION" \
   "$CNI/plugins/main/bridge" "$CNI/plugins/ipam/host-local" "$CNI/plugins/main/loopback" "$CNI/plugins/meta/portmap"
 
-# CoreDNS for each Kubernetes version the lab runs (kubeadm's CoreDNSVersion); BUILD_COREDNS=0 skips.
-if [ "${BUILD_COREDNS:-1}" = 1 ]; then
+# CoreDNS for each Kubernetes version the lab runs (kubeadm's CoreDNSVersion); only with BUILD_COREDNS=1.
+if [ "${BUILD_COREDNS:-0}" = 1 ]; then
   for kv in "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; do
     cv=$(kubeadm_const "$kv" CoreDNSVersion); cv=${cv#v}
     [ -n "$cv" ] || die "no CoreDNSVersion in kubeadm v$kv constants"

@@ -75,6 +75,7 @@ build_image() { # REF K8S_VERSION
   log "$ref: $(du -h "$out" | cut -f1) in $((SECONDS - t0))s"
 }
 
+lab_lock build-images   # concurrent runs would race on the same output files
 start=$SECONDS
 for kv in "${versions[@]}"; do
   kubeadm="$(k8s_bin "$kv")/kubeadm"
@@ -82,8 +83,8 @@ for kv in "${versions[@]}"; do
   list=$("$kubeadm" config images list --kubernetes-version "v$kv" --image-repository registry.k8s.io)
   : >"$IMG/v$kv.list.tmp"
   for ref in $list; do
-    if [[ $ref == */coredns/* ]] && [ ! -x "$LAB_CACHE/coredns-${ref##*:v}/bin/coredns" ] && [ "${BUILD_COREDNS:-1}" != 1 ]; then
-      log "$ref: skipped (BUILD_COREDNS=0; use kubeadm --skip-phases=addon/coredns)"; continue
+    if [[ $ref == */coredns/* ]] && [ "${BUILD_COREDNS:-0}" != 1 ]; then
+      log "$ref: skipped (CoreDNS is off in the lab unless BUILD_COREDNS=1)"; continue
     fi
     build_image "$ref" "$kv"
     echo "$ref $(img_file "$ref")" >>"$IMG/v$kv.list.tmp"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the kind-style node image from Debian packages (debootstrap) plus the runtime built by
 # lab/build-deps.sh (containerd 2, runc, crictl, CNI plugins). No kubelet/kubeadm inside: those
-# come as .deb packages later (lab/install-k8s-by-hand.sh copies binaries for the feasibility test).
+# come as .deb packages from the lab repository (lab/build-debs.sh, lab/install-k8s.sh).
 #
 #   lab/build-node-image.sh      -> $LAB_CACHE/node-images/<tag>.tar, loaded into the own dockerd
 #                                   if it is running; prints the image tag last.
@@ -34,6 +34,7 @@ TAG="$LAB_NAME/node:$NODE_SUITE-$hash"
 OUT="$LAB_CACHE/node-images/$NODE_SUITE-$hash.tar"
 mkdir -p "$(dirname "$OUT")"
 
+lab_lock build-node-image   # concurrent runs would race on the same output files
 if [ -f "$OUT" ]; then
   log "$TAG: cached ($OUT)"
 else
@@ -79,8 +80,13 @@ else
   rm -f "$R"/etc/ssh/ssh_host_*
   install -d -m 0700 "$R/root/.ssh"
   install -m 0600 "$SSH_DIR/id_ed25519.pub" "$R/root/.ssh/authorized_keys"
-  # apt sources as the host has them (nodes have no route out; a local repo comes later)
-  printf 'deb %s %s main\n' "$(debian_mirror)" "$NODE_SUITE" >"$R/etc/apt/sources.list"
+  # no Debian sources: nodes have no route out, so any would break `apt-get update`; the only
+  # source is the lab repository (lab/install-k8s.sh writes sources.list.d/kubernetes.list)
+  printf '# no Debian sources in the lab (no route out); see sources.list.d/kubernetes.list\n' >"$R/etc/apt/sources.list"
+  rm -f "$R"/etc/apt/sources.list.d/*
+  # static pod routes of lab/cni.sh, re-applied before every kubelet start
+  install -m 0755 "$LAB_DIR/files/lab-pod-routes" "$R/usr/local/sbin/lab-pod-routes"
+  install -D -m 0644 "$LAB_DIR/files/20-lab-pod-routes.conf" "$R/etc/systemd/system/kubelet.service.d/20-lab-pod-routes.conf"
   : >"$R/etc/machine-id"
   rm -rf "$R"/usr/share/doc/* "$R"/usr/share/man/* "$R"/usr/share/info/* "$R"/var/cache/apt/*.bin
 
@@ -90,6 +96,8 @@ else
     --env container=docker --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --stopsignal SIGRTMIN+3 --entrypoint '["/usr/local/bin/entrypoint", "/sbin/init"]' >/dev/null
   rm -f "$OUT.layer"; mv "$OUT.tmp" "$OUT"
+  # keep only the current node image tarball of this suite
+  find "$(dirname "$OUT")" -maxdepth 1 -name "$NODE_SUITE-*.tar" ! -name "$(basename "$OUT")" -delete
   log "$TAG: built $(du -h "$OUT" | cut -f1) in $((SECONDS - t0))s"
 fi
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Static pod network, kindnet-style but without a daemon: for every registered node
 #   - /etc/cni/net.d/10-sslab.conflist: bridge cni0 + host-local IPAM on the node's podCIDR + portmap
-#   - routes to every other node's podCIDR via that node's InternalIP
+#   - routes to every other node's podCIDR via that node's InternalIP, kept in /etc/lab-pod-routes
+#     and re-applied before every kubelet start (kubelet drop-in 20-lab-pod-routes.conf), so they
+#     survive a kubelet restart and a container restart
 #   lab/cni.sh CP_NODE       (a container with /etc/kubernetes/admin.conf)
-# Re-run after nodes join or containers restart (routes are not persistent). Idempotent.
+# Re-run after nodes join (lab/up.sh does). Idempotent.
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -17,9 +19,9 @@ for _ in $(seq 60); do
   [ -n "$rows" ] && break; sleep 1
 done
 [ -n "$rows" ] || die "no nodes with podCIDR from $cp"
-while read -r name cidr ip; do
+while read -r name cidr _; do
   [ -n "$cidr" ] || die "$name has no podCIDR (is kube-controller-manager running with --allocate-node-cidrs?)"
-  ldocker exec -i "$name" tee /etc/cni/net.d/10-$LAB_NAME.conflist >/dev/null <<EOF
+  ldocker exec -i "$name" tee "/etc/cni/net.d/10-$LAB_NAME.conflist" >/dev/null <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "$LAB_NAME",
@@ -30,9 +32,9 @@ while read -r name cidr ip; do
   ]
 }
 EOF
-  while read -r oname ocidr oip; do
-    [ "$oname" = "$name" ] && continue
-    ldocker exec "$name" ip route replace "$ocidr" via "$oip"
-  done <<<"$rows"
+  # routes to the other nodes' podCIDRs: recorded in /etc/lab-pod-routes and applied by
+  # lab-pod-routes (node image), which also runs before every kubelet start
+  awk -v me="$name" '$1 != me {print $2, $3}' <<<"$rows" | ldocker exec -i "$name" tee /etc/lab-pod-routes >/dev/null
+  ldocker exec "$name" /usr/local/sbin/lab-pod-routes
   log "$name: podCIDR $cidr"
 done <<<"$rows"

@@ -32,8 +32,8 @@ start() {
       --cgroup-parent "/$LAB_NAME" \
       --add-runtime "capfilter=$LAB_STATE/runc-capfilter" --default-runtime capfilter \
       >"$LAB_STATE/dockerd.log" 2>&1 &
-    local i
-    for i in $(seq 100); do ldocker version >/dev/null 2>&1 && break; sleep 0.1; done
+    local _i
+    for _i in $(seq 100); do ldocker version >/dev/null 2>&1 && break; sleep 0.1; done
     ldocker version >/dev/null 2>&1 || die "dockerd did not come up; see $LAB_STATE/dockerd.log"
     log "dockerd up (pid $(cat "$PIDFILE")), socket $DOCKER_SOCK"
   fi
@@ -49,7 +49,7 @@ stop() {
   if running; then
     local pid; pid=$(cat "$PIDFILE")
     kill -TERM "$pid"
-    local i; for i in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    local _i; for _i in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && die "dockerd $pid did not stop"
     log "dockerd stopped"
   fi

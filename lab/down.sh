@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Tear the lab down: every node container (label $LAB_NAME.node) with its volumes, the lab
-# network, the own dockerd (and its containerd), the FORWARD rule and both bridges.
+# Tear the lab down: the repository server, every container of the lab dockerd (nodes, LB) with
+# its volumes, the lab network, the own dockerd (and its containerd), the FORWARD rule and both
+# bridges.
 #   lab/down.sh           keep the dockerd data-root (loaded node image) for a faster next up
 #   lab/down.sh --purge   also delete the data-root and all runtime state under $LAB_STATE
-# Build caches under $LAB_CACHE (binaries, image tarballs, node image tarball) are always kept.
+# Build caches under $LAB_CACHE (binaries, image tarballs, node/LB image tarballs, .debs and the
+# repository) are always kept.
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 t0=$SECONDS
+"$LAB_DIR/repo-server.sh" stop
 if "$LAB_DIR/dockerd.sh" status >/dev/null 2>&1; then
-  ids=$(ldocker ps -aq --filter "label=$LAB_NAME.node")
+  # the dockerd is the lab's own: everything in it is the lab's
+  ids=$(ldocker ps -aq)
   if [ -n "$ids" ]; then
     # shellcheck disable=SC2086
     ldocker rm -f -v $ids >/dev/null

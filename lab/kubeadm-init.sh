@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kubeadm init on one node with the settings this cgroup-v1 VM needs, then the bridge CNI:
 #   lab/kubeadm-init.sh NODE IP [K8S_VERSION]
+# controlPlaneEndpoint = $CONTROL_PLANE_ENDPOINT (default the LB, $LAB_LB_IP:6443: run lab/lb.sh first).
 # Writes /root/kubeadm.yaml in the node (v1beta4) and runs kubeadm init with it; prints the
 # join material (token, CA hash, certificate key) to $LAB_STATE/join.env for lab/kubeadm-join.sh.
 # Idempotent: skips init when /etc/kubernetes/admin.conf already exists.
@@ -9,14 +10,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 node=${1:?usage: kubeadm-init.sh NODE IP [K8S_VERSION]} ip=${2:?} kv=${3:-$K8S_OLD_VERSION}
 
-# CoreDNS is deployed only if its image was built (lab/build-deps.sh + lab/build-images.sh).
-skip=""
-grep -q '/coredns/' "$LAB_CACHE/images/v$kv.list" || skip="skipPhases: [addon/coredns]"
+endpoint=${CONTROL_PLANE_ENDPOINT:-$LAB_LB_IP:6443}
+# CoreDNS is off unless BUILD_COREDNS=1 (then lab/build-deps.sh and lab/build-images.sh build
+# it): v1beta4 `dns.disabled` keeps both `kubeadm init` and `kubeadm upgrade apply` from
+# deploying or upgrading it (it is stored in the kubeadm-config ConfigMap).
+dns_disabled=true
+if [ "${BUILD_COREDNS:-0}" = 1 ]; then
+  dns_disabled=false
+  grep -q '/coredns/' "$LAB_CACHE/images/v$kv.list" || die "BUILD_COREDNS=1 but no CoreDNS image: BUILD_COREDNS=1 lab/build-images.sh $kv"
+fi
 
 ldocker exec -i "$node" tee /root/kubeadm.yaml >/dev/null <<EOF
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
-$skip
 localAPIEndpoint:
   advertiseAddress: $ip
   bindPort: 6443
@@ -33,12 +39,15 @@ kind: ClusterConfiguration
 kubernetesVersion: v$kv
 clusterName: $LAB_NAME
 imageRepository: registry.k8s.io
-controlPlaneEndpoint: "$ip:6443"
+# the HA endpoint (lab/lb.sh); kubeadm puts it into every kubeconfig and the apiserver SANs
+controlPlaneEndpoint: "$endpoint"
+dns:
+  disabled: $dns_disabled
 networking:
   podSubnet: $POD_SUBNET
   serviceSubnet: $SERVICE_SUBNET
 apiServer:
-  certSANs: [localhost, 127.0.0.1, "$ip"]
+  certSANs: [localhost, 127.0.0.1, "$ip", "${endpoint%:*}"]
 ---
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -70,11 +79,11 @@ else
 fi
 "$LAB_DIR/cni.sh" "$node"
 
-# join material for more control-plane nodes
-K="kubeadm --kubeconfig /etc/kubernetes/admin.conf"
+# join material for more nodes (control planes need the certificate key too)
+K=(kubeadm --kubeconfig /etc/kubernetes/admin.conf)
 {
-  echo "JOIN_ENDPOINT=$ip:6443"
-  echo "JOIN_TOKEN=$(ldocker exec "$node" $K token create --ttl 2h)"
+  echo "JOIN_ENDPOINT=$endpoint"
+  echo "JOIN_TOKEN=$(ldocker exec "$node" "${K[@]}" token create --ttl 2h)"
   echo "JOIN_CA_HASH=sha256:$(ldocker exec "$node" sh -c "openssl x509 -pubkey -in /etc/kubernetes/pki/ca.crt | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1")"
   echo "JOIN_CERT_KEY=$(ldocker exec "$node" kubeadm init phase upload-certs --upload-certs --config /root/kubeadm.yaml 2>/dev/null | tail -1)"
 } >"$LAB_STATE/join.env"

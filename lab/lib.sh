@@ -55,3 +55,10 @@ debootstrap_tar() {
   mv "$out.tmp" "$out"; rm -rf "$root" "$root.log"
   log "debootstrap $suite: $(du -h "$out" | cut -f1) in $((SECONDS - t0))s -> $out"
 }
+
+# lab_lock NAME: serialise concurrent runs of one build script (fd 9, released on exit)
+lab_lock() {
+  mkdir -p "$LAB_CACHE"
+  exec 9>"$LAB_CACHE/.$1.lock"
+  flock 9
+}

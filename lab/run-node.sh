@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Start one node container the kind way on the lab network, with a pinned IP:
 #   lab/run-node.sh NAME IP [IMAGE]      (IMAGE default: what lab/build-node-image.sh prints)
-# Image tarballs ($LAB_CACHE/images) and k8s binaries ($CACHE/k8s) are mounted read-only at
-# /lab/images and /lab/k8s. Idempotent: an existing running container of that name is kept. Waits for systemd `running`.
+# Image tarballs ($LAB_CACHE/images) are mounted read-only at /lab/images (kubelet/kubeadm
+# come from the lab apt repository: lab/install-k8s.sh). Idempotent: an existing running container of that name is kept. Waits for systemd `running`.
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -21,8 +21,12 @@ else
     --restart=on-failure:1 --init=false --cgroupns=private --privileged \
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     --tmpfs /tmp --tmpfs /run --volume /var "${mods[@]}" \
-    --volume "$LAB_CACHE/images:/lab/images:ro" --volume "$CACHE/k8s:/lab/k8s:ro" \
-    --label "$LAB_NAME.node=$name" "$image" >/dev/null
+    --volume "$LAB_CACHE/images:/lab/images:ro" \
+    --label "$LAB_NAME.node=$name" "$image" 2>"$LAB_STATE/run-$name.err" >/dev/null \
+    || { cat "$LAB_STATE/run-$name.err" >&2; die "docker run $name failed"; }
+  # the lab dockerd runs with --ip-forward=false on purpose (no route out): drop its warning about it
+  grep -v 'IPv4 forwarding is disabled' "$LAB_STATE/run-$name.err" >&2 || true
+  rm -f "$LAB_STATE/run-$name.err"
 fi
 for _ in $(seq 300); do
   st=$(ldocker exec "$name" systemctl is-system-running 2>/dev/null || true)

@@ -1,51 +1,84 @@
 #!/usr/bin/env bash
-# Feasibility run end to end: build (cached), own dockerd, one control-plane node via kubeadm
-# init, bridge CNI, wait for Ready; optionally more control-plane nodes joining it.
-#   lab/up.sh [N_CONTROL_PLANES]      default 1; nodes ${LAB_NAME}-cp1.. at 10.214.1.11..
-# Prints a timing summary; the measured "docker run -> Ready" excludes builds.
+# The whole lab, converging (re-running on a running lab changes nothing that is already right):
+#   lab/up.sh [CONTROL_PLANES [WORKERS]]      default 3 control planes + 2 workers at K8S_OLD_VERSION
+# 1. builds what is missing (all cached): runtime, images of both pinned versions, .deb
+#    packages + apt repository, node image; own dockerd; repository server on $LAB_GATEWAY
+# 2. haproxy LB at $LAB_LB_IP in front of every control plane (controlPlaneEndpoint)
+# 3. all nodes in parallel: docker run, kubeadm/kubelet/kubectl with apt from the lab repository
+#    (pinned, held), kubeadm's images of BOTH versions (no registry: the upgrade pulls nothing)
+# 4. kubeadm init on cp1, control-plane joins one at a time, worker joins in parallel, pod routes
+# 5. waits for every node Ready and every kube-system pod Ready; writes inventory + admin.conf
+# Nodes: $LAB_NAME-cp<i> at 10.214.1.(LAB_CP_IP_BASE+i), $LAB_NAME-w<j> at 10.214.1.(LAB_WORKER_IP_BASE+j).
+# K8S_VERSION=X.Y.Z installs another version from the repository (default K8S_OLD_VERSION).
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-n=${1:-1} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
-T=(); tick() { T+=("$1 $(( SECONDS - t_start ))s"); }
+ncp=${1:-3} nw=${2:-2} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
+[ "$ncp" -ge 1 ] || die "need at least one control plane"
+T=(); tick() { T+=("$(printf '%-44s %4ss' "$1" $(( SECONDS - t_start )))"); log "--- $1 ($(( SECONDS - t_start ))s)"; }
 t_start=$SECONDS
+net=${LAB_SUBNET%.*}
 
 "$LAB_DIR/build-deps.sh"; tick build-deps
-"$LAB_DIR/build-images.sh" "$kv"; tick build-images
-"$LAB_DIR/dockerd.sh" start; tick dockerd
+"$LAB_DIR/build-images.sh" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; tick build-images
+"$LAB_DIR/build-debs.sh" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; tick "build-debs + repository"
+"$LAB_DIR/dockerd.sh" start
+"$LAB_DIR/repo-server.sh" start; tick "dockerd + repository server"
 image=$("$LAB_DIR/build-node-image.sh" | tail -1); tick node-image
 
-kc() { ldocker exec "$1" kubectl --kubeconfig /etc/kubernetes/admin.conf "${@:2}"; }
-wait_ready() { # CP NODE
-  local i
-  for i in $(seq 600); do
-    [ "$(kc "$1" get node "$2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] && return 0
-    sleep 1
+cps=() cp_ips=() ws=() w_ips=()
+for i in $(seq "$ncp"); do cps+=("$LAB_NAME-cp$i"); cp_ips+=("$net.$((LAB_CP_IP_BASE + i))"); done
+for j in $(seq "$nw"); do ws+=("$LAB_NAME-w$j"); w_ips+=("$net.$((LAB_WORKER_IP_BASE + j))"); done
+cp1=${cps[0]} ip1=${cp_ips[0]}
+
+"$LAB_DIR/lb.sh" "${cp_ips[@]}"; tick "load balancer $LAB_LB_IP"
+
+# --- every node in parallel: boot, packages, images ---
+prep() { # NAME IP [--worker]
+  "$LAB_DIR/run-node.sh" "$1" "$2" "$image"
+  "$LAB_DIR/install-k8s.sh" "$1" "$kv"
+  # shellcheck disable=SC2086  # $3 is empty or --worker
+  "$LAB_DIR/load-images.sh" ${3:-} "$1" "$kv" "$K8S_NEW_VERSION"
+}
+pids=()
+for i in "${!cps[@]}"; do prep "${cps[$i]}" "${cp_ips[$i]}" & pids+=($!); done
+for j in "${!ws[@]}"; do prep "${ws[$j]}" "${w_ips[$j]}" --worker & pids+=($!); done
+rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done
+[ $rc = 0 ] || die "preparing the nodes failed (see above)"
+tick "$((ncp + nw)) nodes booted, packages + images"
+
+kc() { ldocker exec "$cp1" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
+wait_ready() { # NODE...
+  local n i
+  for n in "$@"; do
+    for i in $(seq 600); do
+      [ "$(kc get node "$n" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] && break
+      [ "$i" = 600 ] && die "$n not Ready after 600s"
+      sleep 1
+    done
   done
-  die "$2 not Ready after 600s"
 }
 
-cp1=$LAB_NAME-cp1 ip1=10.214.1.11
-t_run=$SECONDS
-"$LAB_DIR/run-node.sh" "$cp1" "$ip1" "$image"; tick "$cp1 systemd running"
-"$LAB_DIR/install-k8s-by-hand.sh" "$cp1" "$kv"
-"$LAB_DIR/load-images.sh" "$cp1" "$kv"; tick "$cp1 k8s installed + images imported"
 "$LAB_DIR/kubeadm-init.sh" "$cp1" "$ip1" "$kv"; tick "$cp1 kubeadm init + CNI"
-[ "$(kc "$cp1" get --raw /readyz)" = ok ] || die "/readyz not ok"
-wait_ready "$cp1" "$cp1"; tick "$cp1 Ready"
-log "$cp1: docker run -> Ready in $((SECONDS - t_run))s"
+[ "$(kc get --raw /readyz)" = ok ] || die "/readyz not ok"
+wait_ready "$cp1"; tick "$cp1 Ready"
 
-for i in $(seq 2 "$n"); do
-  node=$LAB_NAME-cp$i ip=10.214.1.$((10 + i)) t_run=$SECONDS
-  "$LAB_DIR/run-node.sh" "$node" "$ip" "$image"
-  "$LAB_DIR/install-k8s-by-hand.sh" "$node" "$kv"
-  "$LAB_DIR/load-images.sh" "$node" "$kv"; tick "$node booted + images"
-  "$LAB_DIR/kubeadm-join.sh" "$node" "$ip"; tick "$node kubeadm join"
-  "$LAB_DIR/cni.sh" "$cp1"
-  wait_ready "$cp1" "$node"; tick "$node Ready"
-  log "$node: docker run -> Ready in $((SECONDS - t_run))s"
+# control planes one at a time (etcd membership changes), then workers together
+for i in "${!cps[@]}"; do
+  [ "$i" = 0 ] && continue
+  "$LAB_DIR/kubeadm-join.sh" "${cps[$i]}" "${cp_ips[$i]}" control-plane; tick "${cps[$i]} kubeadm join (control plane)"
 done
+pids=()
+for j in "${!ws[@]}"; do "$LAB_DIR/kubeadm-join.sh" "${ws[$j]}" "${w_ips[$j]}" worker & pids+=($!); done
+rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done
+[ $rc = 0 ] || die "a worker join failed (see above)"
+[ ${#ws[@]} = 0 ] || tick "workers kubeadm join"
 
-kc "$cp1" get nodes -o wide
-kc "$cp1" get pods -A -o wide
+"$LAB_DIR/cni.sh" "$cp1"
+wait_ready "${cps[@]}" "${ws[@]}"; tick "all nodes Ready"
+kc -n kube-system wait --for=condition=Ready pods --all --timeout=300s >/dev/null; tick "all kube-system pods Ready"
+
+"$LAB_DIR/inventory.sh" --check; tick "inventory + admin.conf checked"
+kc get pods -A -o wide
 printf '%s\n' "${T[@]}" | tee "$LAB_STATE/timings.txt"
+log "lab up: $LAB_STATE/inventory.ini, KUBECONFIG=$LAB_STATE/admin.conf, repository http://$LAB_GATEWAY:$REPO_PORT"
