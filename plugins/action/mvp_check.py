@@ -26,6 +26,7 @@ def argument_spec():
         wait_sleep={"type": "int", "default": 5},
         success_threshold={"type": "int", "default": 2},
         fail_fast={"type": "bool", "default": True},
+        proxy_sources={"type": "list", "elements": "str"},
     )
     return spec
 

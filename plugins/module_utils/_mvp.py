@@ -144,8 +144,10 @@ def roles(servers):
     return (old, new) if low != high else (list(versions), [])
 
 
-def proxy_sources(servers, mode):
-    """The servers that must proxy: the old ones in mixed mode, every one in steady mode."""
+def proxy_sources(servers, mode, sources=None):
+    """The servers that must proxy: ``sources`` when given, else the old ones in mixed mode, all in steady mode."""
+    if sources is not None:
+        return list(sources)
     old, new = roles(servers)
     return old if mode == "mixed" and new else [s["name"] for s in servers]
 
@@ -241,9 +243,9 @@ def check_identity_leases(servers, leases):
     return results
 
 
-def check_readiness(servers, mode):
+def check_readiness(servers, mode, sources=None):
     results = []
-    sources = proxy_sources(servers, mode)
+    sources = proxy_sources(servers, mode, sources)
     for s in servers:
         if s.get("error"):
             continue
@@ -332,9 +334,9 @@ def sync_failure_cause(server, servers, leases, peer_tls):
     return "discovery_incomplete", server["name"]
 
 
-def check_discovery_merge(servers, leases, mode, peer_tls):
+def check_discovery_merge(servers, leases, mode, peer_tls, sources=None):
     results = []
-    sources = proxy_sources(servers, mode)
+    sources = proxy_sources(servers, mode, sources)
     for s in servers:
         if s.get("error") or s["name"] not in sources or s.get("local") is None:
             continue
@@ -418,7 +420,7 @@ def check_proxy_errors(servers, baseline):
     return results
 
 
-def evaluate(evidence, mode, baseline=None, checks=CHECKS):
+def evaluate(evidence, mode, baseline=None, checks=CHECKS, sources=None):
     """Run the selected checks over one round of evidence; return the list of results."""
     servers, leases = evidence["servers"], evidence["leases"]
     peer_tls, probes = evidence.get("peer_tls", {}), evidence.get("probes", [])
@@ -428,13 +430,13 @@ def evaluate(evidence, mode, baseline=None, checks=CHECKS):
     if "identity_leases" in checks:
         out += check_identity_leases(servers, leases)
     if "readiness" in checks:
-        out += check_readiness(servers, mode)
+        out += check_readiness(servers, mode, sources)
     if "peer_tls" in checks:
         out += check_peer_tls(servers, peer_tls)
     if "requestheader_trust" in checks:
         out += check_requestheader(servers, evidence.get("requestheader", {}))
     if "discovery_merge" in checks:
-        out += check_discovery_merge(servers, leases, mode, peer_tls)
+        out += check_discovery_merge(servers, leases, mode, peer_tls, sources)
     if "proxy_probe" in checks and mode == "mixed":
         out += check_proxy_probe(servers, probes, leases, peer_tls)
     if "proxy_errors" in checks and baseline is not None:

@@ -78,6 +78,12 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
     """Poll rounds until ``success_threshold`` consecutive passes or ``wait_timeout``; return the result dict."""
     collector, endpoints = build_collector(params)
     checks = tuple(params.get("checks") or CHECKS)
+    names = {e.get("name") for e in endpoints}
+    unknown_sources = sorted(set(params.get("proxy_sources") or []) - names)
+    if unknown_sources:
+        raise RunError(
+            f"proxy_sources {unknown_sources} are not names of endpoints ({', '.join(sorted(map(str, names)))})"
+        )
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise RunError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
@@ -96,7 +102,9 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
                 evidence["probes"] = []
             if baseline is None:
                 baseline = {s["name"]: error_totals(s) for s in evidence["servers"] if not s.get("error")}
-            results = evaluate(evidence, round_mode, baseline=baseline, checks=checks)
+            results = evaluate(
+                evidence, round_mode, baseline=baseline, checks=checks, sources=params.get("proxy_sources")
+            )
         except CollectError as exc:
             round_mode = mode
             results = [{"check": "versions", "server": None, "passed": False, "detail": str(exc),

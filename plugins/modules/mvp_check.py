@@ -75,6 +75,14 @@ options:
       - Consecutive passing rounds required, so that one lucky round is not enough.
     type: int
     default: 2
+  proxy_sources:
+    description:
+      - Names (from O(endpoints)) of the servers that must have MVP on and proxy. Default by O(mode) - the
+        older servers in mixed mode, all in steady mode.
+      - Used while MVP is rolled out one control plane at a time - the servers done so far must pass, the others
+        are still checked for leases, TLS and reachability.
+    type: list
+    elements: str
   fail_fast:
     description:
       - Stop before O(wait_timeout) when a cause that waiting cannot fix (for example no C(--peer-ca-file) on a
