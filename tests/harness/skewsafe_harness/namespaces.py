@@ -76,7 +76,10 @@ class Network:
         used = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
         for index in range(1, 250):
             net = cls(index)
-            if (NETNS_DIR / net.netns).exists() or f" {SUBNET_PREFIX}.{index}." in used:
+            if net.exists() and not net.pids():
+                net.delete()  # left behind by a harness that was killed: nothing runs in it
+                used = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+            if net.exists() or f" {SUBNET_PREFIX}.{index}." in used:
                 continue
             try:
                 _ip("link", "show", net.host_if)
@@ -102,6 +105,10 @@ class Network:
         # Deleting the namespace destroys its veth end, and with it the host end.
         subprocess.run(["ip", "netns", "del", self.netns], capture_output=True, check=False)
         subprocess.run(["ip", "link", "del", self.host_if], capture_output=True, check=False)
+
+    def pids(self) -> list[str]:
+        result = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True, check=False)
+        return result.stdout.split()
 
     def exists(self) -> bool:
         return (NETNS_DIR / self.netns).exists()
