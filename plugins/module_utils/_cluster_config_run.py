@@ -24,56 +24,53 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
 )
 
 
-def _fail(module, msg, **extra):
-    module.fail_json(msg=msg, **extra)
-
-
 def _store(module):
     params = module.params
     if params["source"] == "file":
         return FileStore(module, params["path"])
     if not _client.HAS_KUBERNETES:
-        _fail(
-            module,
-            missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
+        module.fail_json(
+            msg=missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
             exception=_client.KUBERNETES_IMPORT_ERROR,
         )
     try:
         return ConfigMapStore(params)
     except _client.ClientError as exc:
-        _fail(module, str(exc))
+        module.fail_json(msg=str(exc))
     return None  # not reached
 
 
 def run(module):
     params = module.params
     if not HAS_YAML:
-        _fail(module, missing_required_lib("PyYAML"))
+        module.fail_json(msg=missing_required_lib("PyYAML"))
 
     # 1. Input first: nothing is read or written when it is wrong.
     try:
         updates = build_updates(params)
     except KubeadmConfigError as exc:
-        _fail(module, f"Invalid arguments: {exc}")
+        module.fail_json(msg=f"Invalid arguments: {exc}")
     target_minor = None
     if params.get("kubeadm_version"):
         target_minor = parse_minor(params["kubeadm_version"])
         if target_minor is None:
-            _fail(module, f"kubeadm_version {params['kubeadm_version']!r} is not a Kubernetes version like 1.37.2")
+            module.fail_json(
+                msg=f"kubeadm_version {params['kubeadm_version']!r} is not a Kubernetes version like 1.37.2"
+            )
 
     # 2. Read and edit in memory.
     store = _store(module)
     try:
         text = store.read()
     except StoreError as exc:
-        _fail(module, str(exc))
+        module.fail_json(msg=str(exc))
     try:
         config = KubeadmConfig(text)
         changed_args = config.apply(updates)
         if changed_args:
             config.check_writable(target_minor)
     except KubeadmConfigError as exc:
-        _fail(module, f"{store.location}: {exc}")
+        module.fail_json(msg=f"{store.location}: {exc}")
 
     before = config.original_cluster_text
     after = config.cluster_text()
@@ -101,7 +98,7 @@ def run(module):
         try:
             backup_file = store.write(config.render(), backup=params.get("backup"))
         except StoreError as exc:
-            _fail(module, str(exc), conflict=exc.conflict)
+            module.fail_json(msg=str(exc), conflict=exc.conflict)
         if backup_file:
             result["backup_file"] = backup_file
     if resource_version is not None:

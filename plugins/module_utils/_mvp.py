@@ -13,7 +13,7 @@ outside, with what to do about it.
 
 from __future__ import annotations
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr, proxy_candidates
 
 # Post-start hooks kube-apiserver registers only when the proxy is built (--peer-ca-file set),
 # as seen on real 1.36.5 and 1.37.2 servers (tests/integration/test_mvp_real_apiservers.py).
@@ -342,11 +342,9 @@ def check_discovery_merge(servers, leases, mode, peer_tls, sources=None):
             continue
         if not all((s.get("hooks") or {}).get(h) == "ok" for h in MVP_HOOKS):
             continue  # reported by check_readiness
-        expected = set()
-        for other in servers:
-            if other is not s and other.get("local") is not None:
-                expected |= {g for g in other["local"] if g[0]}
-        expected -= set(s["local"])
+        peers = [o["local"] for o in servers if o is not s and o.get("local") is not None]
+        # Core (/api) is never peer-merged, so only named groups are expected in merged discovery.
+        expected = {g for g in proxy_candidates(set(s["local"]), peers) if g[0]}
         missing = expected - set(s.get("merged") or ())
         if missing:
             shown = ", ".join(format_gvr(g) for g in sorted(missing)[:5])
