@@ -136,8 +136,7 @@ class Harness:
         started = time.monotonic()
         self.work.mkdir(parents=True, exist_ok=True)
         try:
-            self.network = Network.allocate()
-            self.network.create(len(self.servers))
+            self.network = Network.allocate(len(self.servers))
             for server in self.servers.values():
                 server.address = self.network.address(server.host_number)
             self._save_state()

@@ -10,6 +10,7 @@ identity-lease names derive from the host name.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ CLONE_NEWUTS = 0x04000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
 NETNS_DIR = Path("/run/netns")
+OWNERS_DIR = Path("/run/skewsafe-harness")  # <netns>.owner: pid of the harness that made it
 NETNS_PREFIX = "skewsafe-h"
 SUBNET_PREFIX = "10.77"
 
@@ -72,20 +74,45 @@ class Network:
         return f"{SUBNET_PREFIX}.{self.index}.{host_number}"
 
     @classmethod
-    def allocate(cls) -> Network:
-        used = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
-        for index in range(1, 250):
-            net = cls(index)
-            if net.exists() and not net.pids():
-                net.delete()  # left behind by a harness that was killed: nothing runs in it
-                used = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
-            if net.exists() or f" {SUBNET_PREFIX}.{index}." in used:
-                continue
-            try:
-                _ip("link", "show", net.host_if)
-            except HarnessError:
-                return net
+    def allocate(cls, hosts: int) -> Network:
+        """Pick a free index and create the namespace, under a lock shared by concurrent harnesses."""
+        OWNERS_DIR.mkdir(parents=True, exist_ok=True)
+        with open(OWNERS_DIR / "allocate.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            used = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+            for index in range(1, 250):
+                net = cls(index)
+                if net.exists() and net.abandoned():
+                    net.delete()  # left behind by a harness that was killed
+                    used = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
+                if net.exists() or f" {SUBNET_PREFIX}.{index}." in used:
+                    continue
+                try:
+                    _ip("link", "show", net.host_if)
+                except HarnessError:
+                    net.create(hosts)
+                    return net
         raise HarnessError(f"no free harness network {SUBNET_PREFIX}.1-249.0/24")
+
+    @property
+    def owner_file(self) -> Path:
+        return OWNERS_DIR / f"{self.netns}.owner"
+
+    def abandoned(self) -> bool:
+        """Nothing runs in it and the harness process that created it is gone."""
+        if self.pids():
+            return False
+        try:
+            owner = int(self.owner_file.read_text())
+        except (OSError, ValueError):
+            return True
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
 
     def create(self, hosts: int) -> None:
         _ip("netns", "add", self.netns)
@@ -97,6 +124,7 @@ class Network:
             for host in range(1, hosts + 1):
                 _ip("-n", self.netns, "addr", "add", f"{self.address(host)}/24", "dev", "eth0")
             _ip("-n", self.netns, "link", "set", "eth0", "up")
+            self.owner_file.write_text(str(os.getpid()))
         except HarnessError:
             self.delete()
             raise
@@ -105,6 +133,7 @@ class Network:
         # Deleting the namespace destroys its veth end, and with it the host end.
         subprocess.run(["ip", "netns", "del", self.netns], capture_output=True, check=False)
         subprocess.run(["ip", "link", "del", self.host_if], capture_output=True, check=False)
+        self.owner_file.unlink(missing_ok=True)
 
     def pids(self) -> list[str]:
         result = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True, check=False)
