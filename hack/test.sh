@@ -11,7 +11,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=hack/env.sh
 . "$repo/hack/env.sh"
-ALL_TIERS="setup ruff shellcheck ansible-lint sanity units build-docs binaries integration"
+ALL_TIERS="setup ruff shellcheck ansible-lint sanity units build-docs release binaries integration newer-core e2e"
 TIERS=${TIERS:-$ALL_TIERS}
 logs="$work/logs"
 mkdir -p "$logs"
@@ -45,9 +45,15 @@ run_tier() {  # run_tier NAME FUNCTION
 # ---------------------------------------------------------------- setup
 tier_setup() {
   set -e
-  if ! command -v shellcheck >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null
+  # Debian tools: linting, and the lab's own dockerd and debootstrap'ed images (lab/, hack/controller/).
+  local missing=() tool pkg
+  for tool in shellcheck:shellcheck dockerd:docker.io debootstrap:debootstrap curl:curl; do
+    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
+  for pkg in "${missing[@]}"; do log "installed $pkg"; done
   if [ ! -f "$VENV/.complete" ]; then
     rm -rf "$VENV"
     "$PY" -m venv "$VENV"
@@ -119,6 +125,22 @@ tier_build_docs() {
   in_venv python "$repo/hack/check_docs.py" "$dest"
 }
 
+tier_release() {
+  set -e
+  cd "$repo"
+  in_venv antsibull-changelog lint
+  # A release from a scratch copy of the collection: the changelog must accept galaxy.yml's version.
+  local scratch="$work/release/ansible_collections/skewsafe/kubeadm"
+  rm -rf "$work/release" && mkdir -p "$scratch"
+  git ls-files -co --exclude-standard -z | grep -zv '^lab/' |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar --null -T - -cf - | tar -C "$scratch" -xf -
+  (cd "$scratch" && ANSIBLE_COLLECTIONS_PATH="$work/release" in_venv antsibull-changelog release)
+  local version
+  version=$(sed -n 's/^version: *//p' galaxy.yml)
+  grep -q "^v$version$" "$scratch/CHANGELOG.rst" || { echo "CHANGELOG.rst has no v$version section"; exit 1; }
+  echo "changelog release of $version: ok"
+}
+
 tier_binaries() {
   "$repo/hack/build-upstream.sh"
 }
@@ -127,6 +149,16 @@ tier_integration() {
   set -e
   cd "$repo"
   PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/integration -q
+}
+
+tier_newer_core() {
+  "$repo/hack/controller/run.sh"
+}
+
+tier_e2e() {
+  set -e
+  cd "$repo"
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -rA -s
 }
 
 run_tier setup tier_setup
@@ -139,12 +171,15 @@ else
   run_tier sanity tier_sanity
   run_tier units tier_units
   run_tier build-docs tier_build_docs
+  run_tier release tier_release
   run_tier binaries tier_binaries
-  if [ "${status[binaries]:-passed}" = passed ]; then
-    run_tier integration tier_integration
-  elif [[ " $TIERS " == *" integration "* ]]; then
-    order+=(integration); status[integration]="FAILED (not run: upstream binaries missing)"; duration[integration]=0; failed=1
-  fi
+  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e; do
+    if [ "${status[binaries]:-passed}" = passed ] || [ "${t%%:*}" = newer-core ]; then
+      run_tier "${t%%:*}" "${t#*:}"
+    elif [[ " $TIERS " == *" ${t%%:*} "* ]]; then
+      order+=("${t%%:*}"); status[${t%%:*}]="FAILED (not run: upstream binaries missing)"; duration[${t%%:*}]=0; failed=1
+    fi
+  done
 fi
 
 echo

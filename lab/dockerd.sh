@@ -25,7 +25,7 @@ start() {
     fi
     ip link set "$LAB_BRIDGE" up
     install -m 0755 "$LAB_DIR/files/runc-capfilter" "$LAB_STATE/runc-capfilter"
-    nohup dockerd -H "unix://$DOCKER_SOCK" --data-root "$LAB_STATE/docker-root" \
+    setsid nohup dockerd -H "unix://$DOCKER_SOCK" --data-root "$LAB_STATE/docker-root" \
       --exec-root "$LAB_STATE/docker-exec" --pidfile "$PIDFILE" --bridge "$LAB_BRIDGE" \
       --iptables=false --ip-forward=false --ip-masq=false \
       --default-address-pool "base=$LAB_POOL,size=24" --storage-driver overlay2 \

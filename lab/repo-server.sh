@@ -17,7 +17,8 @@ start() {
   ip -4 addr show | grep -q "inet $LAB_GATEWAY/" || die "$LAB_GATEWAY is not on this host: lab/dockerd.sh start"
   if running; then log "already serving $URL (pid $(cat "$PIDFILE"))"; return; fi
   mkdir -p "$LAB_STATE"
-  nohup python3 -m http.server --bind "$LAB_GATEWAY" --directory "$LAB_CACHE/repo" "$REPO_PORT" \
+  # own session: the server outlives the shell (and the process group) that started it
+  setsid nohup python3 -m http.server --bind "$LAB_GATEWAY" --directory "$LAB_CACHE/repo" "$REPO_PORT" \
     >"$LAB_STATE/repo-http.log" 2>&1 &
   echo $! >"$PIDFILE"
   local _i

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,19 +18,41 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "harness"))
 
-from skewsafe_harness.pins import cache_dir, new_version, old_version  # noqa: E402
+from skewsafe_harness.pins import cache_dir, etcd_bin, k8s_bin, new_version, old_version  # noqa: E402
 
 LAB_RUN = cache_dir() / "lab" / "run"
+OLD, NEW = old_version(), new_version()
+CONTROL_PLANES = ["sslab-cp1", "sslab-cp2", "sslab-cp3"]
+WORKERS = ["sslab-w1", "sslab-w2"]
+RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+
+
+class PlaybookRun:
+    def __init__(self, returncode: int, output: str, killed: bool, seconds: float, log: Path):
+        self.returncode, self.output, self.killed, self.seconds, self.log = returncode, output, killed, seconds, log
+
+    def recap(self) -> dict[str, dict[str, int]]:
+        return {m[1]: {"ok": int(m[2]), "changed": int(m[3]), "unreachable": int(m[4]), "failed": int(m[5])}
+                for m in RECAP.finditer(self.output)}  # fmt: skip
+
+    def tail(self, lines: int = 80) -> str:
+        return f"(full log: {self.log})\n" + "\n".join(self.output.splitlines()[-lines:])
 
 
 class Lab:
+    """The running lab: kubectl through the LB, commands inside node containers, playbook runs."""
+
     def __init__(self):
         self.inventory = LAB_RUN / "inventory.ini"
         self.kubeconfig = LAB_RUN / "admin.conf"
+        self.artifacts = LAB_RUN / "artifacts"
+        self.logs = LAB_RUN / "e2e-logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.runs = 0
 
     def kubectl(self, *args, check=True):
-        result = subprocess.run([str(cache_dir() / "k8s" / f"v{new_version()}" / "bin" / "kubectl"), "--kubeconfig",
-                                 str(self.kubeconfig), *args], capture_output=True, text=True, check=False)  # fmt: skip
+        result = subprocess.run([str(k8s_bin(NEW, "kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
+                                capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
         if check and result.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)}: {result.stderr}")
         return result
@@ -33,15 +60,84 @@ class Lab:
     def json(self, *args):
         return json.loads(self.kubectl(*args, "-o", "json").stdout)
 
-    def playbook(self, name, *extra, timeout=3600):
+    def node_exec(self, node: str, *command: str, check=True) -> str:
+        result = subprocess.run(["docker", "-H", f"unix://{LAB_RUN / 'docker.sock'}", "exec", node, *command],
+                                capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+        if check and result.returncode != 0:
+            pytest.fail(f"{node}: {' '.join(command)}: {result.stderr}")
+        return result.stdout
+
+    def manifest_digest(self, node: str) -> str:
+        return hashlib.sha256(
+            self.node_exec(node, "cat", "/etc/kubernetes/manifests/kube-apiserver.yaml").encode()
+        ).hexdigest()
+
+    def kubelet_version(self, node: str) -> str:
+        return self.node_exec(node, "kubelet", "--version").split()[-1]
+
+    def apiserver_image_tag(self, node: str) -> str:
+        manifest = self.node_exec(node, "cat", "/etc/kubernetes/manifests/kube-apiserver.yaml")
+        return re.search(r"image: \S+/kube-apiserver:(\S+)", manifest).group(1)
+
+    def nodes(self) -> dict[str, dict]:
+        return {n["metadata"]["name"]: n for n in self.json("get", "nodes")["items"]}
+
+    def snapshot_state(self) -> dict[str, tuple]:
+        """What a run that must change nothing is compared with: per node manifest, kubelet, cordon."""
+        nodes = self.nodes()
+        state = {}
+        for name in CONTROL_PLANES + WORKERS:
+            digest = self.manifest_digest(name) if name in CONTROL_PLANES else None
+            state[name] = (digest, self.kubelet_version(name), bool(nodes[name]["spec"].get("unschedulable")))
+        return state
+
+    def playbook(self, name: str, *extra: str, kill_when=None, timeout: float = 3600) -> PlaybookRun:
+        """ansible-playbook skewsafe.kubeadm.<name>; kill_when(line) -> True kills it (SIGKILL) at that line."""
+        self.runs += 1
+        log = self.logs / f"{self.runs:02d}-{name}.log"
         cmd = ["ansible-playbook", "-i", str(self.inventory), f"skewsafe.kubeadm.{name}",
-               "-e", f"skewsafe_artifacts_dir={LAB_RUN / 'artifacts'}", *extra]  # fmt: skip
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+               "-e", f"skewsafe_artifacts_dir={self.artifacts}", *extra]  # fmt: skip
+        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
+        started, lines, killed = time.monotonic(), [], False
+        with open(log, "w") as out, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                                     env=env, start_new_session=True) as proc:  # fmt: skip
+            for line in proc.stdout:
+                lines.append(line)
+                out.write(line)
+                out.flush()
+                if kill_when is not None and kill_when(line):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    killed = True
+                    break
+                if time.monotonic() - started > timeout:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    pytest.fail(f"{name} did not finish in {timeout}s; log {log}")
+            proc.wait()
+        return PlaybookRun(proc.returncode, "".join(lines), killed, time.monotonic() - started, log)
+
+    def wait_for(self, predicate, timeout: float, what: str, interval: float = 3):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(interval)
+        pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+def _require_tools():
+    missing = [t for t in ("ansible-playbook", "ansible-runner", "docker", "debootstrap") if shutil.which(t) is None]
+    if missing:
+        pytest.fail(f"end-to-end tests need {', '.join(missing)} on PATH (run them through 'make test')")
+    for version in (OLD, NEW):
+        k8s_bin(version, "kubectl")
+    etcd_bin(NEW, "etcdutl")
 
 
 @pytest.fixture(scope="session")
 def lab():
     """A fresh lab at the older version; removed afterwards unless SKEWSAFE_KEEP_LAB=1."""
+    _require_tools()
+    shutil.rmtree(LAB_RUN / "artifacts", ignore_errors=True)
     for script in ("down.sh", "up.sh"):
         result = subprocess.run([str(REPO / "lab" / script)], capture_output=True, text=True, check=False)
         if result.returncode != 0:
@@ -51,4 +147,48 @@ def lab():
         subprocess.run([str(REPO / "lab" / "down.sh")], capture_output=True, check=False)
 
 
-VERSIONS = (old_version(), new_version())
+class RunnerJob:
+    """One ansible-runner job (the engine AWX uses) and what it left in its private data dir."""
+
+    def __init__(self, runner, data_dir: Path):
+        self.runner, self.data_dir = runner, data_dir
+        self.status = runner.status
+        self.events = list(runner.events)
+
+    def messages(self) -> list[str]:
+        """Every debug message of the run (item results included), dicts as JSON."""
+        out = []
+        for event in self.events:
+            res = event.get("event_data", {}).get("res") or {}
+            msg = res.get("msg") if isinstance(res, dict) else None
+            if msg is not None:
+                out.append(msg if isinstance(msg, str) else json.dumps(msg))
+        return out
+
+    def event_files(self) -> list[Path]:
+        return list(self.data_dir.glob("artifacts/*/job_events/*.json"))
+
+    def stdout_tail(self, lines: int = 80) -> str:
+        return "\n".join(self.runner.stdout.read().splitlines()[-lines:])
+
+
+@pytest.fixture
+def runner_job(lab, tmp_path):
+    """Run a wrapper playbook (as an AWX project holds it: docs/awx.md) through ansible-runner."""
+    import ansible_runner
+
+    def run(playbook: str, extravars: dict | None = None, cmdline: str = "") -> RunnerJob:
+        data_dir = tmp_path / f"runner-{playbook.removesuffix('.yml')}"
+        (data_dir / "project").mkdir(parents=True)
+        (data_dir / "inventory").mkdir()
+        shutil.copy(lab.inventory, data_dir / "inventory" / "hosts")
+        name = playbook.removesuffix(".yml")
+        (data_dir / "project" / playbook).write_text(
+            f"---\n- name: {name} (AWX project wrapper)\n  ansible.builtin.import_playbook: skewsafe.kubeadm.{name}\n"
+        )
+        extravars = dict(extravars or {}, skewsafe_artifacts_dir=str(lab.artifacts))
+        runner = ansible_runner.run(private_data_dir=str(data_dir), playbook=playbook, extravars=extravars,
+                                    cmdline=cmdline or None, quiet=True, timeout=1800)  # fmt: skip
+        return RunnerJob(runner, data_dir)
+
+    return run

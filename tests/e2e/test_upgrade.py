@@ -1,14 +1,28 @@
-"""Full upgrade of the lab (3 control planes, 2 workers) from the older to the newer pinned version."""
+"""The upgrade of a real kubeadm HA lab (3 control planes, 2 workers), one story in order.
+
+Each step builds on the cluster the previous one left, as an operator's day would:
+check-mode plan (through ansible-runner, as AWX runs it) -> workload with a PodDisruptionBudget ->
+enable MVP (and rerun: nothing changes) -> a broken peer CA on one control plane stops the
+upgrade at the gate after the first control plane -> repaired, the run is killed once the first
+control plane is done -> the rerun converges -> data and the etcd snapshot -> verify.
+A step whose predecessor failed fails too, saying so (the cluster is not in the state it needs).
+"""
 
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import threading
 import time
 
-from conftest import VERSIONS
+import pytest
+from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, etcd_bin
 
-OLD, NEW = VERSIONS
+PEER_CA = "/etc/kubernetes/pki/ca.crt"
+WRONG_PEER_CA = "/etc/kubernetes/pki/front-proxy-ca.crt"
+MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
+TARGET = f"skewsafe_kubernetes_version={NEW}"
 
 WORKLOAD = """
 apiVersion: apps/v1
@@ -39,53 +53,230 @@ metadata: {name: before-upgrade, namespace: default}
 data: {created: before}
 """
 
-
-def ready_replicas(lab):
-    result = lab.kubectl("get", "deployment", "steady", "-o", "jsonpath={.status.readyReplicas}", check=False)
-    return int(result.stdout or 0) if result.returncode == 0 else None
+done: dict[str, bool] = {}
 
 
-def test_full_upgrade(lab, tmp_path):
+def after(step: str) -> None:
+    if not done.get(step):
+        pytest.fail(f"needs step '{step}' to have passed first (the cluster is not in the state this step starts from)")
+
+
+class ReadyWatcher:
+    """Samples the ready replicas of the workload every 2 s while the upgrade runs."""
+
+    def __init__(self, lab):
+        self.lab, self.samples, self.stop_event = lab, [], threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop_event.is_set():
+            result = self.lab.kubectl(
+                "get", "deployment", "steady", "-o", "jsonpath={.status.readyReplicas}", check=False
+            )
+            # While an API server behind the LB restarts a request can fail; that says nothing about the pods.
+            self.samples.append(int(result.stdout or 0) if result.returncode == 0 else None)
+            self.stop_event.wait(2)
+
+    def stop(self) -> list[int]:
+        self.stop_event.set()
+        self.thread.join()
+        return [s for s in self.samples if s is not None]
+
+
+watcher: dict[str, ReadyWatcher] = {}
+
+
+def test_check_mode_through_ansible_runner_prints_the_plan_and_changes_nothing(lab, runner_job):
+    before = lab.snapshot_state()
+    config_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
+    job = runner_job("upgrade.yml", extravars={"skewsafe_kubernetes_version": NEW}, cmdline="--check")
+    assert job.status == "successful", job.stdout_tail()
+    plan_lines = [m for m in job.messages() if f"-> {NEW}" in m]
+    for node in CONTROL_PLANES + WORKERS:
+        assert any(line.startswith(f"{node} ") and f"{OLD} -> {NEW}" in line for line in plan_lines), (node, plan_lines)
+    assert job.event_files(), "ansible-runner wrote no job events"
+    assert not [e for e in job.events if e["event"] == "playbook_on_vars_prompt"]
+    assert lab.snapshot_state() == before
+    after_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
+    assert after_rv == config_rv, "check mode wrote kubeadm-config"
+    done["check"] = True
+
+
+def test_workload_with_a_disruption_budget_is_running(lab, tmp_path):
     manifest = tmp_path / "workload.yaml"
     manifest.write_text(WORKLOAD)
     lab.kubectl("apply", "-f", str(manifest))
     lab.kubectl("rollout", "status", "deployment/steady", "--timeout=180s")
+    watcher["ready"] = ReadyWatcher(lab)
+    watcher["ready"].thread.start()
+    done["workload"] = True
 
-    samples, stop = [], threading.Event()
 
-    def watch():
-        while not stop.is_set():
-            samples.append(ready_replicas(lab))
-            time.sleep(2)
+def test_enable_mvp_turns_it_on_and_a_rerun_changes_nothing(lab):
+    run = lab.playbook("enable_mvp")
+    assert run.returncode == 0, run.tail()
+    for node in CONTROL_PLANES:
+        manifest = lab.node_exec(node, "cat", MANIFEST)
+        assert f"--peer-ca-file={PEER_CA}" in manifest, node
+    config = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["data"]["ClusterConfiguration"]
+    assert "peer-ca-file" in config
+    assert list((lab.artifacts / "backups").glob("kubeadm-config-*.yaml")), "no backup of the ClusterConfiguration"
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    started = time.monotonic()
-    result = lab.playbook("upgrade", "-e", f"skewsafe_kubernetes_version={NEW}")
-    stop.set()
-    watcher.join()
-    print(f"\nupgrade {OLD} -> {NEW}: {time.monotonic() - started:.0f}s, rc {result.returncode}")
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    before = lab.snapshot_state()
+    rerun = lab.playbook("enable_mvp")
+    assert rerun.returncode == 0, rerun.tail()
+    recap = rerun.recap()
+    assert set(CONTROL_PLANES) <= set(recap), rerun.tail()
+    assert all(recap[n]["changed"] == 0 for n in CONTROL_PLANES), recap
+    assert lab.snapshot_state() == before
+    done["mvp"] = True
 
-    nodes = lab.json("get", "nodes")["items"]
-    assert len(nodes) == 5
-    for node in nodes:
-        name = node["metadata"]["name"]
+
+def _apiserver_running_with(lab, node: str, peer_ca: str):
+    def check():
+        pod = lab.kubectl("-n", "kube-system", "get", "pod", f"kube-apiserver-{node}", "-o", "json", check=False)
+        if pod.returncode != 0:
+            return False
+        pod = json.loads(pod.stdout)
+        command = pod["spec"]["containers"][0]["command"]
+        ready = [c["status"] for c in pod.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
+        statuses = pod.get("status", {}).get("containerStatuses", [])
+        return f"--peer-ca-file={peer_ca}" in command and ready == ["True"] and statuses and statuses[0].get("started")
+
+    return check
+
+
+def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
+    after("mvp")
+    broken = CONTROL_PLANES[2]
+    lab.node_exec(broken, "cp", MANIFEST, "/root/kube-apiserver.yaml.e2e")
+    lab.node_exec(broken, "sed", "-i", f"s#--peer-ca-file={PEER_CA}#--peer-ca-file={WRONG_PEER_CA}#", MANIFEST)
+    lab.wait_for(
+        _apiserver_running_with(lab, broken, WRONG_PEER_CA), 240, f"kube-apiserver on {broken} with the wrong CA"
+    )
+    time.sleep(10)  # let its peer discovery sync fail at least once
+    untouched = CONTROL_PLANES[1:] + WORKERS
+    before = lab.snapshot_state()
+
+    run = lab.playbook("upgrade", "-e", TARGET)
+    assert run.returncode != 0, run.tail()
+    first = CONTROL_PLANES[0]
+    assert f"Gate | prove the Mixed Version Proxy before anything else moves ({first})" in run.output, run.tail()
+    # The exact diagnosis: the broken server, the cause, what to do.
+    assert (
+        broken in run.output and "peer TLS fails" in run.output and "--peer-ca-file must hold the CA" in run.output
+    ), run.tail()
+    assert "Gate | prove the Mixed Version Proxy before anything else moves (sslab-cp2)" not in run.output
+    state = lab.snapshot_state()
+    assert {n: state[n] for n in untouched} == {n: before[n] for n in untouched}, "a node after the gate was touched"
+    assert lab.apiserver_image_tag(first) == f"v{NEW}"
+    assert lab.kubelet_version(first) == f"v{OLD}", "the first control plane was drained/upgraded past the gate"
+    assert not any(s[2] for s in state.values()), f"a node was left cordoned: {state}"
+
+    lab.node_exec(broken, "cp", "/root/kube-apiserver.yaml.e2e", MANIFEST)
+    lab.wait_for(_apiserver_running_with(lab, broken, PEER_CA), 240, f"kube-apiserver on {broken} repaired")
+    done["gate"] = True
+
+
+def test_rerun_resumes_and_a_killed_run_converges(lab):
+    after("gate")
+    first, second = CONTROL_PLANES[0], CONTROL_PLANES[1]
+    marker = f"Control plane | Read the kubelet version of {second}"
+    killed = lab.playbook("upgrade", "-e", TARGET, kill_when=lambda line: marker in line)
+    assert killed.killed, f"the run ended before reaching {second}: " + killed.tail()
+    assert lab.kubelet_version(first) == f"v{NEW}"
+    assert not lab.nodes()[first]["spec"].get("unschedulable"), f"{first} left cordoned"
+    assert lab.apiserver_image_tag(second) == f"v{OLD}", f"{second} was touched before the kill"
+
+    run = lab.playbook("upgrade", "-e", TARGET)
+    print(f"\nfinal upgrade run {OLD} -> {NEW}: {run.seconds:.0f}s (killed run {killed.seconds:.0f}s)")
+    assert run.returncode == 0, run.tail()
+    nodes = lab.nodes()
+    assert sorted(nodes) == sorted(CONTROL_PLANES + WORKERS)
+    for name, node in nodes.items():
         assert node["status"]["nodeInfo"]["kubeletVersion"] == f"v{NEW}", name
         assert not node["spec"].get("unschedulable"), f"{name} left cordoned"
         ready = [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"]
         assert ready == ["True"], name
+    for name in CONTROL_PLANES:
+        assert lab.apiserver_image_tag(name) == f"v{NEW}", name
 
-    # The workload kept its PodDisruptionBudget (API errors while an API server restarts are skipped).
-    seen = [s for s in samples if s is not None]
-    assert seen and min(seen) >= 2, f"ready replicas fell below minAvailable: {samples}"
-    assert lab.json("get", "configmap", "before-upgrade")["data"] == {"created": "before"}
-
-    reports = sorted((lab.inventory.parent / "artifacts" / "reports").glob("upgrade-*.json"))
-    report = json.loads(reports[-1].read_text())
-    first = report["nodes"][0]
-    assert first["action"] == "upgraded"
-    assert first["mvp"]["mode"] == "mixed"
-    assert first["mvp"]["probes"], "the gate after the first control plane probed nothing"
-    assert all(p["status"] == 200 and p["status_local"] == 404 for p in first["mvp"]["probes"])
+    report = latest_report(lab)
+    by_node = {n["node"]: n for n in report["nodes"]}
+    assert by_node[first]["action"] == "skipped (already at target)", by_node[first]
+    assert by_node[second]["action"] == "upgraded"
+    # Proxying proved while mixed: the old server answered 404 locally and 200 through its peer.
+    assert by_node[second]["mvp"]["mode"] == "mixed", by_node[second]
+    probes = by_node[second]["mvp"]["probes"]
+    assert probes and all(p["status"] == 200 and p["status_local"] == 404 for p in probes), probes
     assert report["etcd_backup"]["sha256"]
+    markdown = sorted((lab.artifacts / "reports").glob("upgrade-*.md"))[-1].read_text()
+    assert second in markdown and "mixed" in markdown
+    done["upgrade"] = True
+
+
+def latest_report(lab) -> dict:
+    reports = sorted((lab.artifacts / "reports").glob("upgrade-*.json"))
+    assert reports, f"no report in {lab.artifacts / 'reports'}"
+    return json.loads(reports[-1].read_text())
+
+
+def test_workload_kept_its_disruption_budget(lab):
+    after("workload")
+    samples = watcher["ready"].stop()
+    after("upgrade")
+    assert len(samples) > 100, f"too few samples to judge: {len(samples)}"
+    assert min(samples) >= 2, f"ready replicas fell below minAvailable=2: {samples}"
+    lab.kubectl("rollout", "status", "deployment/steady", "--timeout=120s")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
+    after("upgrade")
+    assert lab.json("get", "configmap", "before-upgrade")["data"] == {"created": "before"}
+    backup = latest_report(lab)["etcd_backup"]
+    snapshot = backup["path"]
+    digest = subprocess.run(["sha256sum", snapshot], capture_output=True, text=True, check=True).stdout.split()[0]
+    assert digest == backup["sha256"]
+
+    data = tmp_path / "restored"
+    subprocess.run([str(etcd_bin(NEW, "etcdutl")), "snapshot", "restore", snapshot, "--data-dir", str(data)],
+                   capture_output=True, text=True, check=True)  # fmt: skip
+    client, peer = _free_port(), _free_port()
+    etcd = subprocess.Popen([str(etcd_bin(NEW)), "--data-dir", str(data), "--listen-client-urls", f"http://127.0.0.1:{client}",
+                             "--advertise-client-urls", f"http://127.0.0.1:{client}",
+                             "--listen-peer-urls", f"http://127.0.0.1:{peer}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        key = "/registry/configmaps/default/before-upgrade"
+        deadline = time.monotonic() + 30
+        while True:
+            got = subprocess.run([str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", key, "--keys-only"],
+                                 capture_output=True, text=True, check=False)  # fmt: skip
+            if got.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert got.stdout.strip() == key, got.stderr
+        count = subprocess.run([str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", "/registry/",
+                                "--prefix", "--count-only", "-w", "json"], capture_output=True, text=True, check=True)  # fmt: skip
+        assert json.loads(count.stdout)["count"] > 100
+    finally:
+        etcd.terminate()
+        etcd.wait(30)
+
+
+def test_verify_through_ansible_runner(lab, runner_job):
+    after("upgrade")
+    job = runner_job("verify.yml")
+    assert job.status == "successful", job.stdout_tail()
+    results = [e["event_data"]["res"] for e in job.events
+               if e["event"] == "runner_on_ok" and "Prove MVP" in e["event_data"].get("task", "")]  # fmt: skip
+    assert results and results[0]["passed"] and results[0]["mode"] == "steady", results
+    nodes = " ".join(m for m in job.messages() if "sslab" in m)
+    for node in CONTROL_PLANES + WORKERS:
+        assert f"{node} v{NEW}" in nodes, nodes
