@@ -121,8 +121,24 @@ tier_build_docs() {
   rm -rf "$out" "$dest" && mkdir -p "$out" "$dest"
   cd "$repo"
   in_venv ansible-galaxy collection build --output-path "$out" .
-  in_venv ansible-galaxy collection install --offline -p "$dest" "$out"/skewsafe-kubeadm-*.tar.gz
-  in_venv python "$repo/hack/check_docs.py" "$dest"
+  # Only $dest, not the checkout ($COLL_ROOT on both paths), or the tarball counts as "already installed"
+  # and ansible-doc would read the checkout.
+  ANSIBLE_COLLECTIONS_PATH="$dest" PYTHONPATH= in_venv ansible-galaxy collection install --offline -p "$dest" "$out"/skewsafe-kubeadm-*.tar.gz
+  [ -f "$dest/ansible_collections/skewsafe/kubeadm/MANIFEST.json" ] || { echo "the tarball was not installed into $dest"; exit 1; }
+  PYTHONPATH= in_venv python "$repo/hack/check_docs.py" "$dest"
+  # Execution environment: ansible-builder's introspection of the installed collection must find
+  # its Python needs, and the example EE definition must give a complete build context.
+  local deps
+  deps=$(in_venv ansible-builder introspect --sanitize "$dest")
+  echo "$deps"
+  # (--sanitize drops PyYAML: ansible-core itself brings it.)
+  for pkg in kubernetes jmespath; do
+    grep -qi "^- '$pkg.*# from collection skewsafe.kubeadm" <<<"$deps" || { echo "introspection lacks $pkg"; exit 1; }
+  done
+  rm -rf "$work/ee" && in_venv ansible-builder create --container-runtime docker -f "$repo/docs/awx/execution-environment.yml" --context "$work/ee"
+  grep -q "ansible-galaxy collection install" "$work/ee/Dockerfile"  # (Containerfile with podman)
+  grep -q "skewsafe.kubeadm" "$work/ee/_build/requirements.yml"
+  echo "execution environment build context: ok ($work/ee)"
 }
 
 tier_release() {
