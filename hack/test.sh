@@ -135,8 +135,8 @@ tier_build_docs() {
   for pkg in kubernetes jmespath; do
     grep -qi "^- '$pkg.*# from collection skewsafe.kubeadm" <<<"$deps" || { echo "introspection lacks $pkg"; exit 1; }
   done
-  rm -rf "$work/ee" && in_venv ansible-builder create --container-runtime docker -f "$repo/docs/awx/execution-environment.yml" --context "$work/ee"
-  grep -q "ansible-galaxy collection install" "$work/ee/Dockerfile"  # (Containerfile with podman)
+  rm -rf "$work/ee" && in_venv ansible-builder create --output-filename Containerfile -f "$repo/docs/awx/execution-environment.yml" --context "$work/ee"
+  grep -q "ansible-galaxy collection install" "$work/ee/Containerfile"
   grep -q "skewsafe.kubeadm" "$work/ee/_build/requirements.yml"
   echo "execution environment build context: ok ($work/ee)"
 }

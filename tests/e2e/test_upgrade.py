@@ -11,13 +11,14 @@ A step whose predecessor failed fails too, saying so (the cluster is not in the 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import threading
 import time
 
 import pytest
-from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, etcd_bin
+from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, etcd_bin
 
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
 WRONG_PEER_CA = "/etc/kubernetes/pki/front-proxy-ca.crt"
@@ -280,3 +281,16 @@ def test_verify_through_ansible_runner(lab, runner_job):
     nodes = " ".join(m for m in job.messages() if "sslab" in m)
     for node in CONTROL_PLANES + WORKERS:
         assert f"{node} v{NEW}" in nodes, nodes
+
+
+@pytest.mark.parametrize("scenario", ["mvp_enable", "preflight"])
+def test_molecule_scenario(lab, scenario):
+    after("upgrade")
+    env = dict(os.environ, SKEWSAFE_LAB_INVENTORY=str(lab.inventory), SKEWSAFE_KUBERNETES_VERSION=NEW, NO_COLOR="1")
+    result = subprocess.run(["molecule", "test", "-s", scenario], cwd=REPO, env=env, capture_output=True, text=True,
+                            check=False, timeout=1800)  # fmt: skip
+    output = result.stdout + result.stderr
+    (lab.logs / f"molecule-{scenario}.log").write_text(output)
+    assert result.returncode == 0, output[-6000:]
+    for action in ("converge", "idempotence", "verify"):
+        assert action in output, f"molecule did not run {action}"
