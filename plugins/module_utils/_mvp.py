@@ -403,16 +403,24 @@ def error_totals(server):
     return rerouted_503 + sum(m.get("proxy_errors", {}).values())
 
 
-def check_proxy_errors(servers, baseline):
-    """Errors must not rise between the first round (``baseline``: name -> total) and this one."""
+def check_proxy_errors(servers, baseline, leases=(), peer_tls=None):
+    """Errors must not rise between the first round (``baseline``: name -> total) and this one.
+
+    A rise is explained like a failed discovery merge when the evidence allows (a source whose
+    peer discovery calls get 503 while its peers verify fine from here has the wrong peer CA);
+    otherwise it stays ``proxy_errors_rising``.
+    """
     results = []
     for s in servers:
         if s.get("error") or s["name"] not in baseline:
             continue
         now = error_totals(s)
         if now > baseline[s["name"]]:
-            results.append(result("proxy_errors", s["name"], False,
-                                  f"proxy errors rose {baseline[s['name']]:.0f} -> {now:.0f}", "proxy_errors_rising"))  # fmt: skip
+            cause, blamed = sync_failure_cause(s, servers, leases, peer_tls or {})
+            if cause == "discovery_incomplete":
+                cause, blamed = "proxy_errors_rising", s["name"]
+            results.append(result("proxy_errors", blamed, False,
+                                  f"proxy errors of {s['name']} rose {baseline[s['name']]:.0f} -> {now:.0f}", cause))  # fmt: skip
         else:
             results.append(result("proxy_errors", s["name"], True, f"no new proxy errors ({now:.0f} total)"))
     return results
@@ -438,7 +446,7 @@ def evaluate(evidence, mode, baseline=None, checks=CHECKS, sources=None):
     if "proxy_probe" in checks and mode == "mixed":
         out += check_proxy_probe(servers, probes, leases, peer_tls)
     if "proxy_errors" in checks and baseline is not None:
-        out += check_proxy_errors(servers, baseline)
+        out += check_proxy_errors(servers, baseline, leases, peer_tls)
     return out
 
 

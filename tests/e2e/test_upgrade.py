@@ -161,17 +161,20 @@ def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
 
     run = lab.playbook("upgrade", "-e", TARGET)
     assert run.returncode != 0, run.tail()
-    first = CONTROL_PLANES[0]
-    assert f"Gate | prove the Mixed Version Proxy before anything else moves ({first})" in run.output, run.tail()
     # The exact diagnosis: the broken server, the cause, what to do.
-    assert (
-        broken in run.output and "peer TLS fails" in run.output and "--peer-ca-file must hold the CA" in run.output
-    ), run.tail()
+    diagnosis = f"{broken}: peer TLS fails"
+    assert diagnosis in run.output and "--peer-ca-file must hold the CA" in run.output, run.tail()
+    # It is caught either while MVP is checked at the running version (its peer discovery calls
+    # fail: 503s rising) or at the gate after the first control plane (nothing merged) - never later.
+    first = CONTROL_PLANES[0]
     assert "Gate | prove the Mixed Version Proxy before anything else moves (sslab-cp2)" not in run.output
     state = lab.snapshot_state()
     assert {n: state[n] for n in untouched} == {n: before[n] for n in untouched}, "a node after the gate was touched"
-    assert lab.apiserver_image_tag(first) == f"v{NEW}"
     assert lab.kubelet_version(first) == f"v{OLD}", "the first control plane was drained/upgraded past the gate"
+    if f"Gate | prove the Mixed Version Proxy before anything else moves ({first})" in run.output:
+        assert lab.apiserver_image_tag(first) == f"v{NEW}"
+    else:
+        assert state[first] == before[first], f"{first} changed although the run stopped before the upgrade"
     assert not any(s[2] for s in state.values()), f"a node was left cordoned: {state}"
 
     lab.node_exec(broken, "cp", "/root/kube-apiserver.yaml.e2e", MANIFEST)

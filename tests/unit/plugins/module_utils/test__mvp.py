@@ -217,3 +217,20 @@ def test_summary_names_server_cause_and_remedy(healthy):
     msg = summarize(evaluate(healthy, "mixed"))
     assert msg.startswith("MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file")
     assert "enable_mvp" in msg
+
+
+def test_wrong_peer_ca_in_steady_state_shows_as_rising_discovery_503s(healthy):
+    # Seen on the lab: all at one version, nothing to merge, but the server's peer discovery calls fail.
+    steady = copy.deepcopy(healthy)
+    for s in steady["servers"]:
+        s["version"], s["local"] = "v1.36.5", set(OLD_ONLY)
+        s["merged"] = set(OLD_ONLY)
+    steady["probes"] = []
+    steady["servers"][2]["metrics"]["rerouted"] = [{"code": "503", "group": "", "version": "", "resource": "",
+                                                    "value": 136.0}]  # fmt: skip
+    baseline = {"cp-1": 0.0, "cp-2": 0.0, "cp-3": 120.0}
+    assert failing(evaluate(steady, "steady", baseline=baseline)) == {("cp-3", "peer_ca_mismatch")}
+    # A destination that fails TLS from here is blamed instead of the server that sees the errors.
+    steady["peer_tls"]["cp-1"]["error"] = "certificate verify failed: unable to get local issuer certificate"
+    found = failing(evaluate(steady, "steady", baseline=baseline))
+    assert ("cp-1", classify_tls_error(steady["peer_tls"]["cp-1"]["error"])) in found
