@@ -65,9 +65,9 @@ tier_setup() {
   ln -sfn "$repo" "$COLL_ROOT/ansible_collections/skewsafe/kubeadm"
   # ansible-test needs a real (non-symlinked) tree named ansible_collections/<ns>/<name>.
   rm -rf "$COLL_COPY" && mkdir -p "$COLL_COPY"
-  # lab/ is node-lab tooling (bash, a runtime wrapper that runs inside nodes), not collection
-  # content: it is build_ignore'd, shellcheck lints it, and ansible-test does not see it.
-  (cd "$repo" && git ls-files -co --exclude-standard -z | grep -zv '^lab/' |
+  # lab/ and bench/ are developer tooling (node lab, benchmark), not collection content:
+  # build_ignore'd, linted by shellcheck and ruff, not seen by ansible-test.
+  (cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE '^(lab|bench)/' |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     tar --null -T - -cf -) | tar -C "$COLL_COPY" -xf -
   # Offline stand-in for ansible-test's pip bootstrap download (see hack/get_pip_offline.py).
@@ -123,9 +123,9 @@ tier_build_docs() {
   in_venv ansible-galaxy collection build --output-path "$out" .
   # Only $dest, not the checkout ($COLL_ROOT on both paths), or the tarball counts as "already installed"
   # and ansible-doc would read the checkout.
-  ANSIBLE_COLLECTIONS_PATH="$dest" PYTHONPATH= in_venv ansible-galaxy collection install --offline -p "$dest" "$out"/skewsafe-kubeadm-*.tar.gz
+  ANSIBLE_COLLECTIONS_PATH="$dest" PYTHONPATH='' in_venv ansible-galaxy collection install --offline -p "$dest" "$out"/skewsafe-kubeadm-*.tar.gz
   [ -f "$dest/ansible_collections/skewsafe/kubeadm/MANIFEST.json" ] || { echo "the tarball was not installed into $dest"; exit 1; }
-  PYTHONPATH= in_venv python "$repo/hack/check_docs.py" "$dest"
+  PYTHONPATH='' in_venv python "$repo/hack/check_docs.py" "$dest"
   # Execution environment: ansible-builder's introspection of the installed collection must find
   # its Python needs, and the example EE definition must give a complete build context.
   local deps
@@ -148,7 +148,7 @@ tier_release() {
   # A release from a scratch copy of the collection: the changelog must accept galaxy.yml's version.
   local scratch="$work/release/ansible_collections/skewsafe/kubeadm"
   rm -rf "$work/release" && mkdir -p "$scratch"
-  git ls-files -co --exclude-standard -z | grep -zv '^lab/' |
+  git ls-files -co --exclude-standard -z | grep -zvE '^(lab|bench)/' |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar --null -T - -cf - | tar -C "$scratch" -xf -
   (cd "$scratch" && ANSIBLE_COLLECTIONS_PATH="$work/release" in_venv antsibull-changelog release)
   local version

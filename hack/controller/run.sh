@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Tier `newer-core`: prove the collection on the newest ansible-core (hack/controller/versions.env)
+# in an EE-like controller container, next to the host's ansible-core 2.19 / Python 3.11.
+#
+#   hack/controller/run.sh            build (cached) + run sanity and unit tests; exit != 0 on failure
+#   CONTROLLER_KEEP_OLD=1 ...         keep images/caches of other pins (default: prune them)
+#
+# What it does:
+# 1. Debian trixie rootfs (debootstrap, via lab/lib.sh debootstrap_tar) -> `docker import`; then a
+#    venv /opt/venv with ansible-core + the unit-test pins of tests/requirements-dev.txt is
+#    installed in a container and committed. Rootfs tar and image are cached by (suite, packages,
+#    ansible-core, unit pins) under ~/.cache/skewsafe/controller (image: in the own data-root).
+# 2. Runs hack/controller/in-container.sh with the repository mounted read-only at /src:
+#    `ansible --version`, `ansible-test sanity --venv --python 3.13`, `pytest tests/unit`.
+#    ansible-test's venvs persist in the cache (per image), so a second run is fast.
+# Docker: an OWN dockerd (socket, data-root, exec-root, pidfile under
+# ~/.cache/skewsafe/controller/run), no bridge, no iptables; containers use --network host (PyPI).
+# It is stopped on exit. The host's CA bundle is bind-mounted (TLS-intercepting egress proxy).
+# Fresh machine: installs debootstrap and docker.io with apt-get if missing.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=lab/lib.sh
+. "$repo/lab/lib.sh"
+# shellcheck source=hack/controller/versions.env
+. "$here/versions.env"
+
+CTRL_CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}/controller
+RUN=$CTRL_CACHE/run
+SOCK=$RUN/docker.sock
+PIDFILE=$RUN/docker.pid
+# debootstrap_tar (lab/lib.sh) keeps its scratch rootfs and .debs under $LAB_CACHE: use ours.
+# shellcheck disable=SC2034  # read by debootstrap_tar (ansible-test's shellcheck does not follow sources)
+LAB_CACHE=$CTRL_CACHE
+HOST_CA=/etc/ssl/certs/ca-certificates.crt
+t_start=$SECONDS
+
+cdocker() { "$DOCKER_BIN" -H "unix://$SOCK" "$@"; }
+
+# ------------------------------------------------------------------ prerequisites
+missing=()
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v dockerd >/dev/null || missing+=(docker.io)
+[ -x "$DOCKER_BIN" ] || command -v docker >/dev/null || missing+=(docker.io)
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+[ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
+
+mkdir -p "$RUN"
+# one run at a time (the dockerd socket is shared by runs of this script)
+exec 8>"$CTRL_CACHE/.run.lock"
+flock 8
+
+# ------------------------------------------------------------------ own dockerd
+dockerd_ours() { # PID is a dockerd on our socket
+  [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q -- "unix://$SOCK"
+}
+stop_dockerd() {
+  local pid _i
+  [ -f "$PIDFILE" ] || return 0
+  pid=$(cat "$PIDFILE")
+  if kill -0 "$pid" 2>/dev/null && dockerd_ours "$pid"; then
+    kill -TERM "$pid"
+    for _i in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then log "dockerd $pid did not stop in 30s"; return 1; fi
+    log "dockerd stopped"
+  fi
+  rm -f "$PIDFILE"
+}
+unmount_leftovers() {
+  if grep -q " $RUN/" /proc/mounts; then
+    grep " $RUN/" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l
+    log "lazily unmounted leftovers under $RUN (dockerd 20.10 leaves exec/netns/default)"
+  fi
+}
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  stop_dockerd || rc=1
+  unmount_leftovers
+  log "total $((SECONDS - t_start))s, exit $rc"
+  exit "$rc"
+}
+stop_dockerd # a leftover of a killed run (we hold the lock, so it is not a live run's)
+unmount_leftovers
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+nohup dockerd -H "unix://$SOCK" --data-root "$RUN/data-root" --exec-root "$RUN/exec" \
+  --pidfile "$PIDFILE" --bridge=none --iptables=false --ip-masq=false --ip-forward=false \
+  --storage-driver overlay2 --cgroup-parent /skewsafe-controller \
+  >"$RUN/dockerd.log" 2>&1 &
+for _i in $(seq 150); do cdocker version >/dev/null 2>&1 && break; sleep 0.2; done
+cdocker version >/dev/null 2>&1 || { tail -20 "$RUN/dockerd.log" >&2; die "dockerd did not come up ($RUN/dockerd.log)"; }
+log "own dockerd up (pid $(cat "$PIDFILE")), socket $SOCK"
+
+# ------------------------------------------------------------------ image (cached)
+# The venv recipe (part of the image key, so changing it rebuilds the image).
+# shellcheck disable=SC2016  # expanded in the container; $1 = ansible-core version, $2.. = unit pins
+build_cmd='set -eu
+core=$1; shift
+python3 -m venv /opt/venv
+/opt/venv/bin/pip install --disable-pip-version-check -q "ansible-core==$core" "$@"
+/opt/venv/bin/pip check
+rm -rf /tmp/*'
+unit_pins=$(grep -iE '^(pytest|kubernetes|PyYAML|jmespath)==' "$repo/tests/requirements-dev.txt" | sort)
+[ "$(wc -l <<<"$unit_pins")" -eq 4 ] || die "unit-test pins not found in tests/requirements-dev.txt"
+rootfs_key=$(printf '%s\n' "$CONTROLLER_SUITE" "$CONTROLLER_PACKAGES" | sha256sum | cut -c1-10)
+rootfs_tar=$CTRL_CACHE/rootfs-$CONTROLLER_SUITE-$rootfs_key.tar
+image_key=$(printf '%s\n' "$rootfs_key" "$CONTROLLER_ANSIBLE_CORE" "$unit_pins" "$build_cmd" "$CONTROLLER_IMAGE_REV" |
+  sha256sum | cut -c1-10)
+image=skewsafe-controller:$CONTROLLER_SUITE-core$CONTROLLER_ANSIBLE_CORE-$image_key
+
+# Environment for pip in the containers: the host's CA bundle (this VM's egress proxy re-signs
+# TLS; without it pip fails with CERTIFICATE_VERIFY_FAILED) and the host's index/proxy settings.
+# Given to the build as `env K=V` (not -e) so that none of it is committed into the image.
+ca_args=() env_kv=()
+if [ -f "$HOST_CA" ]; then
+  c=/etc/ssl/certs/ca-certificates.crt
+  ca_args=(-v "$HOST_CA:$c:ro")
+  env_kv=("PIP_CERT=$c" "SSL_CERT_FILE=$c" "REQUESTS_CA_BUNDLE=$c")
+fi
+for v in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST PIP_DEFAULT_TIMEOUT \
+  HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy; do
+  if [ -n "${!v:-}" ]; then env_kv+=("$v=${!v}"); fi
+done
+env_args=()
+for kv in "${env_kv[@]}"; do env_args+=(-e "$kv"); done
+mkdir -p "$CTRL_CACHE/pip-cache"
+
+if cdocker image inspect "$image" >/dev/null 2>&1; then
+  log "image $image (cached)"
+else
+  t0=$SECONDS
+  debootstrap_tar "$rootfs_tar" "$CONTROLLER_PACKAGES" "$CONTROLLER_SUITE"
+  base=skewsafe-controller-rootfs:$CONTROLLER_SUITE-$rootfs_key
+  cdocker image inspect "$base" >/dev/null 2>&1 || cdocker import "$rootfs_tar" "$base" >/dev/null
+  log "imported $base"
+  # shellcheck disable=SC2086  # unit_pins: one word per pin
+  cid=$(cdocker create --network host "${ca_args[@]}" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
+    "$base" env "${env_kv[@]}" /bin/sh -c "$build_cmd" sh "$CONTROLLER_ANSIBLE_CORE" $unit_pins)
+  if ! cdocker start -a "$cid"; then cdocker rm -f "$cid" >/dev/null; die "venv install failed"; fi
+  cdocker commit \
+    --change 'ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV LANG=C.UTF-8' --change 'ENV LC_ALL=C.UTF-8' --change 'ENV HOME=/root' \
+    --change 'WORKDIR /root' --change 'CMD ["/bin/bash"]' "$cid" "$image" >/dev/null
+  cdocker rm "$cid" >/dev/null
+  log "built $image in $((SECONDS - t0))s"
+fi
+
+# other pins' images, rootfs tars and ansible-test caches are dead weight
+if [ -z "${CONTROLLER_KEEP_OLD:-}" ]; then
+  cdocker images --format '{{.Repository}}:{{.Tag}}' |
+    grep -E '^skewsafe-controller(-rootfs)?:' | grep -vxF -e "$image" \
+    -e "skewsafe-controller-rootfs:$CONTROLLER_SUITE-$rootfs_key" | xargs -r "$DOCKER_BIN" -H "unix://$SOCK" rmi >/dev/null || true
+  find "$CTRL_CACHE" -maxdepth 1 -name 'rootfs-*.tar' ! -name "${rootfs_tar##*/}" -delete
+  find "$CTRL_CACHE/ansible-test" -mindepth 1 -maxdepth 1 ! -name "$image_key" -exec rm -rf {} + 2>/dev/null || true
+fi
+
+# ------------------------------------------------------------------ run the tests
+at_cache=$CTRL_CACHE/ansible-test/$image_key
+mkdir -p "$at_cache"
+log "running sanity + units with ansible-core $CONTROLLER_ANSIBLE_CORE (python $CONTROLLER_PYTHON)"
+rc=0
+cdocker run --rm --network host --name "skewsafe-controller-$$" "${ca_args[@]}" "${env_args[@]}" \
+  -v "$repo:/src:ro" -v "$at_cache:/root/.ansible/test" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
+  -e CONTROLLER_PYTHON="$CONTROLLER_PYTHON" \
+  "$image" bash /src/hack/controller/in-container.sh || rc=$?
+log "newer-core (ansible-core $CONTROLLER_ANSIBLE_CORE): $([ $rc -eq 0 ] && echo passed || echo "FAILED (exit $rc)")"
+exit "$rc"
