@@ -74,6 +74,11 @@ rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done
 [ $rc = 0 ] || die "a worker join failed (see above)"
 [ ${#ws[@]} = 0 ] || tick "workers kubeadm join"
 
+# kubeadm join can return before the kubelet has registered its Node: cni.sh configures only the
+# nodes it sees, so wait for every Node object first (a worker missed here stays NotReady).
+for n in "${cps[@]}" "${ws[@]}"; do
+  for i in $(seq 120); do kc get node "$n" >/dev/null 2>&1 && break; [ "$i" = 120 ] && die "$n never registered"; sleep 1; done
+done
 "$LAB_DIR/cni.sh" "$cp1"
 wait_ready "${cps[@]}" "${ws[@]}"; tick "all nodes Ready"
 kc -n kube-system wait --for=condition=Ready pods --all --timeout=300s >/dev/null; tick "all kube-system pods Ready"
