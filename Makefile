@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test k8s-bins harness-up harness-down lab-up lab-down demo help
+.PHONY: test k8s-bins harness-up harness-down lab-up lab-down demo bench help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
@@ -12,6 +12,7 @@ help:
 	@echo "make lab-up        a kubeadm HA cluster (3 control planes, 2 workers) in containers, older version"
 	@echo "make demo          lab-up, then upgrade it with skewsafe.kubeadm.upgrade and show the report"
 	@echo "make lab-down      remove every container, network, rule and daemon the lab created"
+	@echo "make bench         mvp_check micro-benchmark + lab upgrades under load, MVP on/off -> report (BENCH_TARGET=harness: no lab)"
 
 test:
 	hack/test.sh
@@ -33,3 +34,6 @@ lab-down:
 
 demo:
 	hack/demo.sh
+
+bench: k8s-bins
+	bench/run.sh

@@ -113,6 +113,8 @@ tier_units() {
   set -e
   cd "$repo"
   in_venv python -m pytest tests/unit -q
+  # the benchmark's own pure logic (statistics, event classification, linear fit)
+  PYTHONPATH="$PYTHONPATH:$repo" in_venv python -m pytest bench/tests -q
 }
 
 tier_build_docs() {

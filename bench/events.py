@@ -1,0 +1,102 @@
+"""Per-task timing and node transitions from the bench_events callback's JSON lines (stdlib only).
+
+Time is split into the work any kubeadm upgrade needs (kubeadm itself, package installs,
+kubelet restarts, drains, waiting for the restarted API server) and the collection's own
+orchestration (preflight, enabling MVP, the MVP gates, the etcd snapshot, facts, reporting,
+and the gaps between tasks that Ansible and SSH spend).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+# Ordered: the first match wins. Names are the roles' task names without the role prefix.
+CATEGORIES = (
+    ("mvp_gate", r"\| Gate \||Prove MVP|Check the Mixed Version Proxy"),
+    ("kubeadm", r"Run kubeadm upgrade (apply|node)|with kubeadm upgrade plan"),
+    ("packages", r"^Packages \|"),
+    ("kubelet_restart", r"Restart kubelet|Wait until the node is Ready"),
+    ("apiserver_wait", r"^Control plane \| Wait for the local kube-apiserver"),
+    ("drain", r"\| (Drain|Uncordon) "),
+    ("enable_mvp", r"^Enable MVP \|"),
+    ("etcd_backup", r"^Etcd backup \|"),
+    ("preflight", r"^Preflight \|"),
+    ("facts", r"^Gathering Facts"),
+)
+EXTERNAL = ("kubeadm", "packages", "kubelet_restart", "apiserver_wait", "drain")
+
+# (task pattern, at start or end, label) for the markers drawn on the timeline.
+TRANSITIONS = (
+    (r"Run kubeadm upgrade (apply|node)", "host_start", "kubeadm upgrade"),
+    (r"Run kubeadm upgrade (apply|node)", "host_end", "upgraded"),
+    (r"Regenerate the control-plane manifests", "host_end", "MVP on"),
+    (r"Restart kubelet", "host_end", "kubelet restarted"),
+)
+
+
+def load(path: Path) -> list:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def category(name: str) -> str:
+    for cat, pattern in CATEGORIES:
+        if re.search(pattern, name or ""):
+            return cat
+    return "other"
+
+
+def task_spans(events: list) -> list:
+    """One span per task start: to the last host result (hosts of a batch run in parallel)."""
+    spans, current = [], {}
+    for ev in events:
+        if ev["event"] == "task_start":  # a uuid repeats for each serial batch: the latest start owns it
+            current[ev["uuid"]] = {"task": ev["task"], "start": ev["t"], "end": ev["t"], "hosts": {}}
+            spans.append(current[ev["uuid"]])
+        elif ev["event"] == "host_end" and ev["uuid"] in current:
+            span = current[ev["uuid"]]
+            span["end"] = max(span["end"], ev["t"])
+            span["hosts"][ev["host"]] = ev["status"]
+    return spans
+
+
+def timing(events: list) -> dict:
+    """Upgrade wall time and where it went, by category."""
+    if not events:
+        return {}
+    spans = task_spans(events)
+    total = events[-1]["t"] - events[0]["t"]
+    by_cat: dict = {}
+    for span in spans:
+        cat = category(span["task"])
+        by_cat[cat] = by_cat.get(cat, 0.0) + span["end"] - span["start"]
+    in_tasks = sum(by_cat.values())
+    by_cat["between_tasks"] = max(0.0, total - in_tasks)
+    external = sum(v for k, v in by_cat.items() if k in EXTERNAL)
+    slowest = sorted(spans, key=lambda s: s["start"] - s["end"])[:12]
+    return {
+        "total_seconds": round(total, 1),
+        "by_category": {k: round(v, 1) for k, v in sorted(by_cat.items(), key=lambda kv: -kv[1])},
+        "external_seconds": round(external, 1),
+        "orchestration_seconds": round(total - external, 1),
+        "orchestration_share": round((total - external) / total, 3) if total else None,
+        "mvp_gate_seconds": round(by_cat.get("mvp_gate", 0.0), 1),
+        "failed": any(e["event"] == "playbook_end" and (e["failures"] or e["unreachable"]) for e in events),
+        "slowest_tasks": [
+            {"task": s["task"], "seconds": round(s["end"] - s["start"], 1), "hosts": sorted(s["hosts"])}
+            for s in slowest
+        ],
+    }
+
+
+def transitions(events: list) -> list:
+    """Timeline markers: [{t, host, event}] for node-level steps that happened (not skipped)."""
+    out = []
+    for ev in events:
+        if ev["event"] not in ("host_start", "host_end") or ev.get("status") == "skipped":
+            continue
+        for pattern, when, label in TRANSITIONS:
+            if ev["event"] == when and re.search(pattern, ev.get("task") or ""):
+                out.append({"t": ev["t"], "host": ev["host"], "event": f"{ev['host']} {label}"})
+    return out

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make bench: the mvp_check micro-benchmark on the harness, then two upgrades under load (MVP on,
+# MVP off) on identical clusters, then one report (JSON, Markdown, PNG timeline).
+#   BENCH_TARGET=lab (default)  full lab upgrades (bench/lab_upgrade.py: lab/down.sh + lab/up.sh each)
+#   BENCH_TARGET=harness        a mixed harness with a small rolling upgrade instead (minutes, no lab)
+#   BENCH_OUT=dir               default ~/.cache/skewsafe/bench/<UTC time>
+#   BENCH_SKIP_MICRO=1          skip the micro-benchmark
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/env.sh
+. "$repo/bench/env.sh"
+bench_setup
+export PATH="$VENV/bin:$PATH"
+out=${BENCH_OUT:-$CACHE/bench/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+cd "$repo"
+"$repo/hack/build-upstream.sh" >/dev/null
+
+micro=()
+if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
+  "$BENCH_PY" -m bench.micro --out "$out/micro"
+  micro=(--micro "$out/micro.json")
+fi
+
+runs=()
+for mvp in on off; do
+  run="$out/${BENCH_TARGET:-lab}-mvp-$mvp"
+  if [ "${BENCH_TARGET:-lab}" = harness ]; then
+    "$BENCH_PY" -m bench.harness_run --mvp "$mvp" --duration "${BENCH_SECONDS:-60}" --out "$run"
+  else
+    [ -e "$out/new-only.json" ] || "$BENCH_PY" -m bench.discover --harness --out "$out/new-only.json"
+    # A failed upgrade is a result too: analyse what was recorded.
+    "$BENCH_PY" -m bench.lab_upgrade --mvp "$mvp" --new-only-file "$out/new-only.json" --out "$run" \
+      || echo "bench: lab upgrade with MVP $mvp exited $?" >&2
+  fi
+  [ -s "$run/requests.jsonl" ] && runs+=("$run")
+done
+"$PLOT_PY" -m bench.analyse "${runs[@]}" "${micro[@]}" --out "$out/report"
+echo "bench: $out/report.md"

@@ -1,0 +1,131 @@
+"""Pure functions over load-generator records (stdlib only: runs in the plotting venv too)."""
+
+from __future__ import annotations
+
+import math
+
+OUTCOMES = ("ok", "false_404", "http_error", "transport_error", "not_sent")
+
+
+def outcome(record: dict) -> str:
+    """ok | false_404 | http_error | transport_error | not_sent (due while the target's workers all hung)."""
+    if record.get("skipped"):
+        return "not_sent"
+    status = record.get("status")
+    if status is None:
+        return "transport_error"
+    if 200 <= status < 300:
+        return "ok"
+    if status == 404 and record.get("kind") == "new-only":
+        return "false_404"  # a LIST of a served resource never 404s: this server did not proxy it
+    return "http_error"
+
+
+def percentile(values: list, p: float) -> float | None:
+    """Nearest-rank percentile; None for no data."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def mixed_windows(records: list) -> list:
+    """[(start, end)] during which the direct targets' last known versions differed.
+
+    Taken from the /version polls, so it is what the servers said, not what the playbook
+    intended. A server that does not answer keeps its last known version.
+    """
+    known: dict = {}
+    windows, start, last_t = [], None, None
+    for rec in records:
+        if rec["kind"] != "version" or not rec.get("version"):
+            continue
+        known[rec["target"]] = rec["version"]
+        last_t = rec["t"]
+        mixed = len(set(known.values())) > 1
+        if mixed and start is None:
+            start = rec["t"]
+        elif not mixed and start is not None:
+            windows.append((start, rec["t"]))
+            start = None
+    if start is not None:
+        windows.append((start, last_t))
+    return windows
+
+
+def inside(t: float, windows: list) -> bool:
+    return any(a <= t <= b for a, b in windows)
+
+
+def versions_seen(records: list) -> dict:
+    seen: dict = {}
+    for rec in records:
+        if rec["kind"] == "version" and rec.get("version"):
+            seen.setdefault(rec["target"], [])
+            if rec["version"] not in seen[rec["target"]]:
+                seen[rec["target"]].append(rec["version"])
+    return seen
+
+
+def _latency(records: list) -> dict:
+    values = [r["latency"] for r in records if r.get("status") is not None]
+    p50, p99 = percentile(values, 50), percentile(values, 99)
+    return {"n": len(values), "p50_ms": _ms(p50), "p99_ms": _ms(p99)}
+
+
+def _ms(seconds):
+    return None if seconds is None else round(seconds * 1000, 1)
+
+
+def group_stats(records: list, windows: list) -> dict:
+    """Counts and latency for one (target, kind) group, split into mixed and steady windows."""
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for rec in records:
+        counts[outcome(rec)] += 1
+    total = len(records) - counts["not_sent"]
+    mixed = [r for r in records if inside(r["t"], windows)]
+    steady = [r for r in records if not inside(r["t"], windows)]
+    return {
+        "requests": total,
+        **counts,
+        "false_404_rate": round(counts["false_404"] / total, 4) if total else 0.0,
+        "false_404_in_mixed": sum(1 for r in mixed if outcome(r) == "false_404"),
+        "latency_mixed": _latency(mixed),
+        "latency_steady": _latency(steady),
+    }
+
+
+def top_errors(records: list, limit: int = 5) -> list:
+    """The most frequent non-404 error texts, for 'other errors'."""
+    counts: dict = {}
+    for rec in records:
+        if outcome(rec) in ("http_error", "transport_error"):
+            key = f"{rec['target']} {rec.get('status') or '-'} {(rec.get('error') or '')[:90]}"
+            counts[key] = counts.get(key, 0) + 1
+    return [{"what": k, "count": v} for k, v in sorted(counts.items(), key=lambda kv: -kv[1])[:limit]]
+
+
+def summarize(records: list) -> dict:
+    """Per target and kind (new-only, core), plus the mixed window, from one run's records."""
+    requests = [r for r in records if r["kind"] != "version"]
+    windows = mixed_windows(records)
+    groups: dict = {}
+    for rec in requests:
+        groups.setdefault((rec["target"], rec["kind"]), []).append(rec)
+    per_target: dict = {}
+    for (target, kind), recs in sorted(groups.items()):
+        per_target.setdefault(target, {})[kind] = group_stats(recs, windows)
+    times = [r["t"] for r in records]
+    return {
+        "start": min(times) if times else None,
+        "end": max(times) if times else None,
+        "requests": sum(1 for r in requests if not r.get("skipped")),
+        "not_sent_total": sum(1 for r in requests if r.get("skipped")),
+        "mixed_windows": [{"start": a, "end": b, "seconds": round(b - a, 1)} for a, b in windows],
+        "mixed_seconds": round(sum(b - a for a, b in windows), 1),
+        "versions_seen": versions_seen(records),
+        "targets": per_target,
+        "false_404_total": sum(1 for r in requests if outcome(r) == "false_404"),
+        "other_errors_total": sum(1 for r in requests if outcome(r) in ("http_error", "transport_error")),
+        "top_errors": top_errors(requests),
+    }

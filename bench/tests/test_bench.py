@@ -1,0 +1,75 @@
+"""Unit tests of bench's pure parts: python -m pytest bench/tests (no network, no harness)."""
+
+from __future__ import annotations
+
+from bench import events
+from bench.micro_report import linear_fit
+from bench.stats import mixed_windows, outcome, percentile, summarize
+
+
+def rec(t, target, kind="core", status=200, **extra):
+    return {"t": t, "target": target, "kind": kind, "gvr": "v1/namespaces", "status": status, "latency": 0.01, **extra}
+
+
+def version(t, target, v):
+    return rec(t, target, kind="version", version=v)
+
+
+def test_outcomes():
+    assert outcome(rec(0, "a")) == "ok"
+    assert outcome(rec(0, "a", kind="new-only", status=404)) == "false_404"
+    assert outcome(rec(0, "a", kind="core", status=404)) == "http_error"
+    assert outcome(rec(0, "a", status=None)) == "transport_error"
+    assert outcome(rec(0, "a", status=None, skipped=True)) == "not_sent"
+
+
+def test_percentile_nearest_rank():
+    assert percentile([], 50) is None
+    assert percentile([3, 1, 2], 50) == 2
+    assert percentile(list(range(1, 101)), 99) == 99
+
+
+def test_mixed_window_follows_the_version_polls_and_survives_a_silent_server():
+    records = [
+        version(0, "cp1", "v1"), version(0, "cp2", "v1"),
+        version(10, "cp1", "v2"),                      # mixed from here
+        rec(12, "cp2", status=None),                   # cp2 down: keeps its last known version
+        version(20, "cp2", "v2"),                      # uniform again
+        version(30, "cp1", "v2"),
+    ]  # fmt: skip
+    assert mixed_windows(records) == [(10, 20)]
+
+
+def test_summary_counts_false_404s_per_target_and_window():
+    records = [version(0, "cp1", "v1"), version(0, "cp2", "v2")]
+    records += [
+        rec(1, "cp1", kind="new-only", status=404),
+        rec(2, "cp1", kind="new-only"),
+        rec(3, "cp2", kind="new-only"),
+    ]
+    records += [version(4, "cp1", "v2"), rec(5, "cp1", kind="new-only")]
+    summary = summarize(records)
+    new_only = summary["targets"]["cp1"]["new-only"]
+    assert (new_only["requests"], new_only["false_404"], new_only["false_404_in_mixed"]) == (3, 1, 1)
+    assert summary["false_404_total"] == 1 and summary["mixed_seconds"] == 4
+
+
+def test_timing_splits_external_work_from_orchestration():
+    evs = [
+        {"t": 0, "event": "playbook_start"},
+        {"t": 0, "event": "task_start", "uuid": "a", "task": "Preflight | List the nodes"},
+        {"t": 2, "event": "host_end", "uuid": "a", "host": "cp1", "status": "ok"},
+        {"t": 2, "event": "task_start", "uuid": "b", "task": "Control plane | Run kubeadm upgrade apply on cp1"},
+        {"t": 2, "event": "host_start", "uuid": "b", "host": "cp1", "task": "Control plane | Run kubeadm upgrade apply on cp1"},
+        {"t": 9, "event": "host_end", "uuid": "b", "host": "cp1", "status": "ok", "task": "Control plane | Run kubeadm upgrade apply on cp1"},
+        {"t": 10, "event": "playbook_end", "failures": 0, "unreachable": 0},
+    ]  # fmt: skip
+    timing = events.timing(evs)
+    assert timing["by_category"] == {"kubeadm": 7, "preflight": 2, "between_tasks": 1}
+    assert timing["orchestration_share"] == 0.3
+    assert [m["event"] for m in events.transitions(evs)] == ["cp1 kubeadm upgrade", "cp1 upgraded"]
+
+
+def test_linear_fit():
+    fit = linear_fit([(3, 1.0), (5, 1.4), (7, 1.8)])
+    assert fit["per_server_s"] == 0.2 and fit["worst_residual"] == 0
