@@ -78,7 +78,7 @@ backend kube-apiservers
   http-check send meth GET uri /readyz
   http-check expect status 200
   # down after ~2 s of failed checks, back after 2 good ones
-  default-server inter 1s fall 2 rise 2 verify none
+  default-server inter 1s fall 2 rise 2 verify none on-marked-down shutdown-sessions
 EOF
   i=0
   for ip in "$@"; do i=$((i + 1)); echo "  server cp$i $ip:6443 check"; done
