@@ -11,10 +11,12 @@ LAB_RUN=${SKEWSAFE_CACHE}/lab/run
 
 TIERS=setup "$repo/hack/test.sh" >/dev/null || { echo "setup failed: run TIERS=setup hack/test.sh" >&2; exit 1; }
 "$repo/hack/build-upstream.sh"
+# Always from a fresh cluster at the older version (a kept lab may already be upgraded).
+"$repo/lab/down.sh"
 "$repo/lab/up.sh"
 
 artifacts="$LAB_RUN/artifacts"
-mkdir -p "$artifacts"
+rm -rf "$artifacts" && mkdir -p "$artifacts"
 echo "== upgrading the lab cluster to v$K8S_NEW_VERSION (inventory $LAB_RUN/inventory.ini)"
 start=$SECONDS
 PATH="$VENV/bin:$PATH" ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks ANSIBLE_FORCE_COLOR=1 \
