@@ -42,6 +42,14 @@ run_tier() {  # run_tier NAME FUNCTION
   log "$name: ${status[$name]} in ${duration[$name]}s"
 }
 
+in_venv() { PATH="$VENV/bin:$PATH" "$@"; }
+
+copy_collection() {  # copy_collection DEST: the collection's files (tracked + new, not ignored) as a real tree
+  (cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE '^(lab|bench)/' |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf -) | tar -C "$1" -xf -
+}
+
 # ---------------------------------------------------------------- setup
 tier_setup() {
   set -e
@@ -67,9 +75,7 @@ tier_setup() {
   rm -rf "$COLL_COPY" && mkdir -p "$COLL_COPY"
   # lab/ and bench/ are developer tooling (node lab, benchmark), not collection content:
   # build_ignore'd, linted by shellcheck and ruff, not seen by ansible-test.
-  (cd "$repo" && git ls-files -co --exclude-standard -z | grep -zvE '^(lab|bench)/' |
-    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-    tar --null -T - -cf -) | tar -C "$COLL_COPY" -xf -
+  copy_collection "$COLL_COPY"
   # Offline stand-in for ansible-test's pip bootstrap download (see hack/get_pip_offline.py).
   local pip_version
   pip_version=$("$VENV/bin/python" - <<'PYEOF'
@@ -81,7 +87,6 @@ PYEOF
   cp "$repo/hack/get_pip_offline.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
 }
 
-in_venv() { PATH="$VENV/bin:$PATH" "$@"; }
 
 tier_ruff() {
   set -e
@@ -150,8 +155,7 @@ tier_release() {
   # A release from a scratch copy of the collection: the changelog must accept galaxy.yml's version.
   local scratch="$work/release/ansible_collections/skewsafe/kubeadm"
   rm -rf "$work/release" && mkdir -p "$scratch"
-  git ls-files -co --exclude-standard -z | grep -zvE '^(lab|bench)/' |
-    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar --null -T - -cf - | tar -C "$scratch" -xf -
+  copy_collection "$scratch"
   (cd "$scratch" && ANSIBLE_COLLECTIONS_PATH="$work/release" in_venv antsibull-changelog release)
   local version
   version=$(sed -n 's/^version: *//p' galaxy.yml)
