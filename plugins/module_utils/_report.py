@@ -71,8 +71,8 @@ def markdown(report):
         lines += ["", "## MVP evidence captured while the control plane was mixed", ""]
         for node, probe in evidence:
             lines.append(
-                f"- after {node}: `GET {probe.get('gvr')}` on {probe.get('server')}: {probe.get('status')} "
-                f"(with x-kubernetes-peer-proxied: {probe.get('status_local')}), "
+                f"- after {node}: `GET {probe.get('gvr')}` on {probe.get('server')}: {probe.get('status')} through a peer, "
+                f"{probe.get('status_local')} served locally (x-kubernetes-peer-proxied: true), "
                 f"apiserver_rerouted_request_total {probe.get('rerouted_before', 0):.0f} -> {probe.get('rerouted_after', 0):.0f}"
             )
     return "\n".join(lines) + "\n"
