@@ -12,9 +12,15 @@ import json
 import re
 from pathlib import Path
 
-# Ordered: the first match wins. Names are the roles' task names without the role prefix.
+# Ordered: the first match wins. Matched against the task name without the "role : " prefix
+# the callback records (get_name(include_role_fqcn=False) gives "preflight : Preflight | ...").
 CATEGORIES = (
     ("mvp_gate", r"\| Gate \||Prove MVP|Check the Mixed Version Proxy"),
+    # Once per cluster: kubeadm re-renders kube-apiserver with the peer flags and it restarts.
+    (
+        "mvp_enable_restart",
+        r"^Enable MVP \| (Regenerate the control-plane manifests|Wait for the local kube-apiserver)",
+    ),
     ("kubeadm", r"Run kubeadm upgrade (apply|node)|with kubeadm upgrade plan"),
     ("packages", r"^Packages \|"),
     ("kubelet_restart", r"Restart kubelet|Wait until the node is Ready"),
@@ -26,6 +32,7 @@ CATEGORIES = (
     ("facts", r"^Gathering Facts"),
 )
 EXTERNAL = ("kubeadm", "packages", "kubelet_restart", "apiserver_wait", "drain")
+ONE_TIME = ("mvp_enable_restart", "enable_mvp")  # a cluster that already runs MVP skips these
 
 # (task pattern, at start or end, label) for the markers drawn on the timeline.
 TRANSITIONS = (
@@ -41,8 +48,9 @@ def load(path: Path) -> list:
 
 
 def category(name: str) -> str:
+    name = (name or "").split(" : ", 1)[-1]
     for cat, pattern in CATEGORIES:
-        if re.search(pattern, name or ""):
+        if re.search(pattern, name):
             return cat
     return "other"
 
@@ -74,6 +82,8 @@ def timing(events: list) -> dict:
     in_tasks = sum(by_cat.values())
     by_cat["between_tasks"] = max(0.0, total - in_tasks)
     external = sum(v for k, v in by_cat.items() if k in EXTERNAL)
+    one_time = sum(v for k, v in by_cat.items() if k in ONE_TIME)
+    repeat_total = total - one_time
     slowest = sorted(spans, key=lambda s: s["start"] - s["end"])[:12]
     return {
         "total_seconds": round(total, 1),
@@ -81,6 +91,11 @@ def timing(events: list) -> dict:
         "external_seconds": round(external, 1),
         "orchestration_seconds": round(total - external, 1),
         "orchestration_share": round((total - external) / total, 3) if total else None,
+        # The same upgrade of a cluster that already runs MVP (enable_mvp finds nothing to do).
+        "one_time_mvp_enable_seconds": round(one_time, 1),
+        "orchestration_share_mvp_already_on": (
+            round((repeat_total - external) / repeat_total, 3) if repeat_total > 0 else None
+        ),
         "mvp_gate_seconds": round(by_cat.get("mvp_gate", 0.0), 1),
         "failed": any(e["event"] == "playbook_end" and (e["failures"] or e["unreachable"]) for e in events),
         "slowest_tasks": [

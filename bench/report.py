@@ -29,6 +29,8 @@ def run_section(run: dict) -> list:
         f"- control plane mixed: {load['mixed_seconds']} s ({windows or 'never'})",
         f"- versions seen: {seen or '-'}",
         f"- **false 404s: {load['false_404_total']}**, other errors: {load['other_errors_total']}, "
+        f"right 404s before any server ran {load.get('newest_version') or 'the newer version'}: "
+        f"{load.get('unserved_404_total', 0)}, "
         f"not sent (all of the target's workers waiting on it): {load['not_sent_total']}",
         "",
         "| target | kind | requests | false 404 (rate) | other errors | not sent | p50 / p99 ms, mixed "
@@ -55,6 +57,10 @@ def _upgrade(up: dict) -> list:
              f"kubeadm/packages/kubelet/drain/API-server restart {up['external_seconds']} s, collection "
              f"orchestration {up['orchestration_seconds']} s (**{up['orchestration_share']:.1%}**), "
              f"of which MVP gates {up['mvp_gate_seconds']} s.", "", "| category | seconds |", "|---|---:|"]  # fmt: skip
+    if up.get("one_time_mvp_enable_seconds"):
+        lines[1] += (f" The one-time MVP enablement (peer flags into kubeadm-config, every kube-apiserver re-rendered "
+                     f"and restarted) took {up['one_time_mvp_enable_seconds']} s; without it, as on a cluster already "
+                     f"running MVP, orchestration is **{up['orchestration_share_mvp_already_on']:.1%}**.")  # fmt: skip
     lines += [f"| {k} | {v} |" for k, v in up["by_category"].items()]
     lines += [
         "",
@@ -79,5 +85,7 @@ def markdown(summary: dict, png: str | None) -> str:
         lines += run_section(run)
     lines += ["Latency is over every answered request (any status) of that kind; 'mixed' is the time the",
               "direct API servers' /version polls disagreed. A false 404 is a 404 to a LIST of a resource",
-              "that only the newer version serves: the server neither served nor proxied it.", ""]  # fmt: skip
+              "that only the newer version serves, once some API server runs that version: the server",
+              "neither served nor proxied it. Before that, 404 is the right answer and counted apart;",
+              "the false-404 rate is over the new-only requests sent after that point.", ""]  # fmt: skip
     return "\n".join(lines)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import math
 
-OUTCOMES = ("ok", "false_404", "http_error", "transport_error", "not_sent")
+OUTCOMES = ("ok", "false_404", "unserved_404", "http_error", "transport_error", "not_sent")
 
 
 def outcome(record: dict) -> str:
-    """ok | false_404 | http_error | transport_error | not_sent (due while the target's workers all hung)."""
+    """ok | false_404 | unserved_404 | http_error | transport_error | not_sent.
+
+    not_sent: due while all of the target's workers hung. unserved_404: a 404 for a new-only
+    resource while no API server ran the newer version yet, which is the right answer
+    (mark_unserved sets ``served``; records without it count as served).
+    """
     if record.get("skipped"):
         return "not_sent"
     status = record.get("status")
@@ -17,8 +22,39 @@ def outcome(record: dict) -> str:
     if 200 <= status < 300:
         return "ok"
     if status == 404 and record.get("kind") == "new-only":
+        if not record.get("served", True):
+            return "unserved_404"
         return "false_404"  # a LIST of a served resource never 404s: this server did not proxy it
     return "http_error"
+
+
+def _version_key(version: str) -> tuple:
+    core = version.lstrip("v").split("-", 1)[0].split("+", 1)[0]
+    return tuple(int(x) if x.isdigit() else 0 for x in core.split("."))
+
+
+def mark_unserved(records: list) -> dict:
+    """Set ``served`` on new-only records: did any API server report the newest version by then?
+
+    Before the first server is upgraded nobody serves the new-only resources and 404 is right.
+    Versions come from the 1 s /version polls (last known per server), so the first second
+    after a server comes up new may be counted as not yet served. Records in time order.
+    """
+    versions = [r["version"] for r in records if r["kind"] == "version" and r.get("version")]
+    if not versions:
+        return {"newest": None, "served_from": None}
+    newest = max(versions, key=_version_key)
+    known: dict = {}
+    served_from = None
+    for rec in records:
+        if rec["kind"] == "version":
+            if rec.get("version"):
+                known[rec["target"]] = rec["version"]
+                if served_from is None and rec["version"] == newest:
+                    served_from = rec["t"]
+        elif rec["kind"] == "new-only":
+            rec["served"] = newest in known.values()
+    return {"newest": newest, "served_from": served_from}
 
 
 def percentile(values: list, p: float) -> float | None:
@@ -83,12 +119,13 @@ def group_stats(records: list, windows: list) -> dict:
     for rec in records:
         counts[outcome(rec)] += 1
     total = len(records) - counts["not_sent"]
+    served = total - counts["unserved_404"]
     mixed = [r for r in records if inside(r["t"], windows)]
     steady = [r for r in records if not inside(r["t"], windows)]
     return {
         "requests": total,
         **counts,
-        "false_404_rate": round(counts["false_404"] / total, 4) if total else 0.0,
+        "false_404_rate": round(counts["false_404"] / served, 4) if served else 0.0,
         "false_404_in_mixed": sum(1 for r in mixed if outcome(r) == "false_404"),
         "latency_mixed": _latency(mixed),
         "latency_steady": _latency(steady),
@@ -107,6 +144,7 @@ def top_errors(records: list, limit: int = 5) -> list:
 
 def summarize(records: list) -> dict:
     """Per target and kind (new-only, core), plus the mixed window, from one run's records."""
+    served = mark_unserved(records)
     requests = [r for r in records if r["kind"] != "version"]
     windows = mixed_windows(records)
     groups: dict = {}
@@ -125,7 +163,10 @@ def summarize(records: list) -> dict:
         "mixed_seconds": round(sum(b - a for a, b in windows), 1),
         "versions_seen": versions_seen(records),
         "targets": per_target,
+        "newest_version": served["newest"],
+        "new_only_served_from": served["served_from"],
         "false_404_total": sum(1 for r in requests if outcome(r) == "false_404"),
+        "unserved_404_total": sum(1 for r in requests if outcome(r) == "unserved_404"),
         "other_errors_total": sum(1 for r in requests if outcome(r) in ("http_error", "transport_error")),
         "top_errors": top_errors(requests),
     }

@@ -54,19 +54,43 @@ def test_summary_counts_false_404s_per_target_and_window():
     assert summary["false_404_total"] == 1 and summary["mixed_seconds"] == 4
 
 
+def test_404_before_any_server_runs_the_new_version_is_right_not_false():
+    records = [version(0, "cp1", "v1.9.3"), version(0, "cp2", "v1.9.3")]
+    records += [rec(1, "cp1", kind="new-only", status=404), rec(1, "lb", kind="new-only", status=404)]
+    records += [version(5, "cp1", "v1.10.0")]  # numerically newer, although "v1.10" < "v1.9" as text
+    records += [rec(6, "cp2", kind="new-only", status=404), rec(6, "cp1", kind="new-only")]
+    records += [rec(7, "lb", kind="new-only", status=404)]
+    summary = summarize(records)
+    assert summary["newest_version"] == "v1.10.0" and summary["new_only_served_from"] == 5
+    assert (summary["false_404_total"], summary["unserved_404_total"]) == (2, 2)
+    lb = summary["targets"]["lb"]["new-only"]
+    assert (lb["false_404"], lb["unserved_404"], lb["false_404_rate"]) == (1, 1, 1.0)
+
+
 def test_timing_splits_external_work_from_orchestration():
+    # Task names as the callback records them: "role : Task name".
+    apply = "control_plane_upgrade : Control plane | Run kubeadm upgrade apply on cp1"
+    rerender = "mvp_enable : Enable MVP | Regenerate the control-plane manifests from kubeadm-config at v1.36.5"
     evs = [
         {"t": 0, "event": "playbook_start"},
-        {"t": 0, "event": "task_start", "uuid": "a", "task": "Preflight | List the nodes"},
+        {"t": 0, "event": "task_start", "uuid": "a", "task": "preflight : Preflight | List the nodes"},
         {"t": 2, "event": "host_end", "uuid": "a", "host": "cp1", "status": "ok"},
-        {"t": 2, "event": "task_start", "uuid": "b", "task": "Control plane | Run kubeadm upgrade apply on cp1"},
-        {"t": 2, "event": "host_start", "uuid": "b", "host": "cp1", "task": "Control plane | Run kubeadm upgrade apply on cp1"},
-        {"t": 9, "event": "host_end", "uuid": "b", "host": "cp1", "status": "ok", "task": "Control plane | Run kubeadm upgrade apply on cp1"},
-        {"t": 10, "event": "playbook_end", "failures": 0, "unreachable": 0},
+        {"t": 2, "event": "task_start", "uuid": "c", "task": rerender},
+        {"t": 6, "event": "host_end", "uuid": "c", "host": "cp1", "status": "changed"},
+        {"t": 6, "event": "task_start", "uuid": "d", "task": "packages : Packages | Install kubeadm 1.37.2"},
+        {"t": 7, "event": "host_end", "uuid": "d", "host": "cp1", "status": "changed"},
+        {"t": 7, "event": "task_start", "uuid": "b", "task": apply},
+        {"t": 7, "event": "host_start", "uuid": "b", "host": "cp1", "task": apply},
+        {"t": 14, "event": "host_end", "uuid": "b", "host": "cp1", "status": "ok", "task": apply},
+        {"t": 15, "event": "playbook_end", "failures": 0, "unreachable": 0},
     ]  # fmt: skip
     timing = events.timing(evs)
-    assert timing["by_category"] == {"kubeadm": 7, "preflight": 2, "between_tasks": 1}
-    assert timing["orchestration_share"] == 0.3
+    assert timing["by_category"] == {
+        "kubeadm": 7, "mvp_enable_restart": 4, "preflight": 2, "packages": 1, "between_tasks": 1,
+    }  # fmt: skip
+    assert timing["orchestration_share"] == round(7 / 15, 3)  # preflight 2 + MVP enable 4 + gaps 1
+    assert timing["one_time_mvp_enable_seconds"] == 4
+    assert timing["orchestration_share_mvp_already_on"] == round(3 / 11, 3)
     assert [m["event"] for m in events.transitions(evs)] == ["cp1 kubeadm upgrade", "cp1 upgraded"]
 
 
