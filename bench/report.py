@@ -29,7 +29,7 @@ def run_section(run: dict) -> list:
         f"- control plane mixed: {load['mixed_seconds']} s ({windows or 'never'})",
         f"- versions seen: {seen or '-'}",
         f"- **false 404s: {load['false_404_total']}**, other errors: {load['other_errors_total']}, "
-        f"right 404s before any server ran {load.get('newest_version') or 'the newer version'}: "
+        f"right 404s before any server served the new-only resource: "
         f"{load.get('unserved_404_total', 0)}, "
         f"not sent (all of the target's workers waiting on it): {load['not_sent_total']}",
         "",
@@ -85,7 +85,7 @@ def markdown(summary: dict, png: str | None) -> str:
         lines += run_section(run)
     lines += ["Latency is over every answered request (any status) of that kind; 'mixed' is the time the",
               "direct API servers' /version polls disagreed. A false 404 is a 404 to a LIST of a resource",
-              "that only the newer version serves, once some API server runs that version: the server",
-              "neither served nor proxied it. Before that, 404 is the right answer and counted apart;",
-              "the false-404 rate is over the new-only requests sent after that point.", ""]  # fmt: skip
+              "that only the newer version serves, after some API server has answered 200 for it: the",
+              "server neither served nor proxied it. Before that, 404 is the right answer and counted",
+              "apart; the false-404 rate is over the new-only requests sent after that point.", ""]  # fmt: skip
     return "\n".join(lines)

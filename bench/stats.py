@@ -34,27 +34,23 @@ def _version_key(version: str) -> tuple:
 
 
 def mark_unserved(records: list) -> dict:
-    """Set ``served`` on new-only records: did any API server report the newest version by then?
+    """Set ``served`` on new-only records: had any target answered 200 for that resource by then?
 
-    Before the first server is upgraded nobody serves the new-only resources and 404 is right.
-    Versions come from the 1 s /version polls (last known per server), so the first second
-    after a server comes up new may be counted as not yet served. Records in time order.
+    Before the first new API server is up nobody serves the new-only resources and 404 is the
+    right answer. The first 200 for a resource (from any server, direct or through the balancer)
+    is the observed proof that the cluster serves it; a /version answer is not, as a starting
+    kube-apiserver reports its version before it serves its APIs. Records in time order.
     """
     versions = [r["version"] for r in records if r["kind"] == "version" and r.get("version")]
-    if not versions:
-        return {"newest": None, "served_from": None}
-    newest = max(versions, key=_version_key)
-    known: dict = {}
-    served_from = None
+    newest = max(versions, key=_version_key) if versions else None
+    served_from: dict = {}
     for rec in records:
-        if rec["kind"] == "version":
-            if rec.get("version"):
-                known[rec["target"]] = rec["version"]
-                if served_from is None and rec["version"] == newest:
-                    served_from = rec["t"]
-        elif rec["kind"] == "new-only":
-            rec["served"] = newest in known.values()
-    return {"newest": newest, "served_from": served_from}
+        if rec["kind"] != "new-only":
+            continue
+        if rec.get("status") == 200 and rec["gvr"] not in served_from:
+            served_from[rec["gvr"]] = rec["t"]
+        rec["served"] = rec["gvr"] in served_from
+    return {"newest": newest, "served_from": min(served_from.values()) if served_from else None}
 
 
 def percentile(values: list, p: float) -> float | None:

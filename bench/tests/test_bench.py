@@ -43,6 +43,7 @@ def test_mixed_window_follows_the_version_polls_and_survives_a_silent_server():
 def test_summary_counts_false_404s_per_target_and_window():
     records = [version(0, "cp1", "v1"), version(0, "cp2", "v2")]
     records += [
+        rec(0.5, "cp2", kind="new-only"),  # the new server serves it: from here a 404 is false
         rec(1, "cp1", kind="new-only", status=404),
         rec(2, "cp1", kind="new-only"),
         rec(3, "cp2", kind="new-only"),
@@ -54,15 +55,16 @@ def test_summary_counts_false_404s_per_target_and_window():
     assert summary["false_404_total"] == 1 and summary["mixed_seconds"] == 4
 
 
-def test_404_before_any_server_runs_the_new_version_is_right_not_false():
+def test_404_before_any_server_serves_the_resource_is_right_not_false():
     records = [version(0, "cp1", "v1.9.3"), version(0, "cp2", "v1.9.3")]
     records += [rec(1, "cp1", kind="new-only", status=404), rec(1, "lb", kind="new-only", status=404)]
-    records += [version(5, "cp1", "v1.10.0")]  # numerically newer, although "v1.10" < "v1.9" as text
-    records += [rec(6, "cp2", kind="new-only", status=404), rec(6, "cp1", kind="new-only")]
+    records += [version(4, "cp1", "v1.10.0")]  # numerically newer, although "v1.10" < "v1.9" as text
+    records += [rec(4.5, "cp2", kind="new-only", status=404)]  # cp1 reports 1.10 but serves nothing yet
+    records += [rec(5, "cp1", kind="new-only"), rec(6, "cp2", kind="new-only", status=404)]
     records += [rec(7, "lb", kind="new-only", status=404)]
     summary = summarize(records)
     assert summary["newest_version"] == "v1.10.0" and summary["new_only_served_from"] == 5
-    assert (summary["false_404_total"], summary["unserved_404_total"]) == (2, 2)
+    assert (summary["false_404_total"], summary["unserved_404_total"]) == (2, 3)
     lb = summary["targets"]["lb"]["new-only"]
     assert (lb["false_404"], lb["unserved_404"], lb["false_404_rate"]) == (1, 1, 1.0)
 
