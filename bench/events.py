@@ -108,8 +108,12 @@ def timing(events: list) -> dict:
 def transitions(events: list) -> list:
     """Timeline markers: [{t, host, event}] for node-level steps that happened (not skipped)."""
     out = []
+    # host_start carries no status: drop the start of a task that the host then skipped.
+    skipped = {(ev["uuid"], ev["host"]) for ev in events if ev["event"] == "host_end" and ev.get("status") == "skipped"}
     for ev in events:
         if ev["event"] not in ("host_start", "host_end") or ev.get("status") == "skipped":
+            continue
+        if ev["event"] == "host_start" and (ev["uuid"], ev["host"]) in skipped:
             continue
         for pattern, when, label in TRANSITIONS:
             if ev["event"] == when and re.search(pattern, ev.get("task") or ""):

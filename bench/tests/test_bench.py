@@ -94,6 +94,13 @@ def test_timing_splits_external_work_from_orchestration():
     assert timing["one_time_mvp_enable_seconds"] == 4
     assert timing["orchestration_share_mvp_already_on"] == round(3 / 11, 3)
     assert [m["event"] for m in events.transitions(evs)] == ["cp1 kubeadm upgrade", "cp1 upgraded"]
+    node = "control_plane_upgrade : Control plane | Run kubeadm upgrade node on cp1"  # skipped on the first
+    evs[-1:-1] = [
+        {"t": 14, "event": "task_start", "uuid": "e", "task": node},
+        {"t": 14, "event": "host_start", "uuid": "e", "host": "cp1", "task": node},
+        {"t": 14, "event": "host_end", "uuid": "e", "host": "cp1", "status": "skipped", "task": node},
+    ]  # fmt: skip
+    assert [m["event"] for m in events.transitions(evs)] == ["cp1 kubeadm upgrade", "cp1 upgraded"]
 
 
 def test_linear_fit():
