@@ -110,7 +110,6 @@ def test_report_and_markdown():
     )
     assert (
         "GET storagemigration.k8s.io/v1/storageversionmigrations` on cp-2: 200 through a peer, "
-        "404 served locally (x-kubernetes-peer-proxied: true)"
-        in text
+        "404 served locally (x-kubernetes-peer-proxied: true)" in text
     )
     assert "etcd snapshot: `/b/x.db`" in text
