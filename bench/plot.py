@@ -14,7 +14,7 @@ from .stats import outcome
 
 STYLE = {  # outcome: (colour, marker, size, z-order); failures drawn big and on top
     "ok": ("#2ca02c", ".", 4, 1),
-    "unserved_404": ("#a6cee3", ".", 4, 1),  # right answer: no server ran the newer version yet
+    "unserved_404": ("#a6cee3", ".", 4, 1),  # right answer: no target had served it yet
     "not_sent": ("#9e9e9e", "|", 10, 1),
     "http_error": ("#ff7f0e", "s", 16, 3),
     "transport_error": ("#333333", "x", 16, 3),

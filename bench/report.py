@@ -53,14 +53,15 @@ def run_section(run: dict) -> list:
 def _upgrade(up: dict) -> list:
     if not up:
         return []
+    one_time = ""
+    if up.get("one_time_mvp_enable_seconds"):
+        one_time = (f" The one-time MVP enablement (peer flags into kubeadm-config, every kube-apiserver re-rendered "
+                    f"and restarted) took {up['one_time_mvp_enable_seconds']} s; without it, as on a cluster already "
+                    f"running MVP, orchestration is **{up['orchestration_share_mvp_already_on']:.1%}**.")  # fmt: skip
     lines = ["", f"Upgrade: {up['total_seconds']} s wall{' (**playbook failed**)' if up['failed'] else ''}; "
              f"kubeadm/packages/kubelet/drain/API-server restart {up['external_seconds']} s, collection "
              f"orchestration {up['orchestration_seconds']} s (**{up['orchestration_share']:.1%}**), "
-             f"of which MVP gates {up['mvp_gate_seconds']} s.", "", "| category | seconds |", "|---|---:|"]  # fmt: skip
-    if up.get("one_time_mvp_enable_seconds"):
-        lines[1] += (f" The one-time MVP enablement (peer flags into kubeadm-config, every kube-apiserver re-rendered "
-                     f"and restarted) took {up['one_time_mvp_enable_seconds']} s; without it, as on a cluster already "
-                     f"running MVP, orchestration is **{up['orchestration_share_mvp_already_on']:.1%}**.")  # fmt: skip
+             f"of which MVP gates {up['mvp_gate_seconds']} s.{one_time}", "", "| category | seconds |", "|---|---:|"]  # fmt: skip
     lines += [f"| {k} | {v} |" for k, v in up["by_category"].items()]
     lines += [
         "",

@@ -11,7 +11,7 @@ def outcome(record: dict) -> str:
     """ok | false_404 | unserved_404 | http_error | transport_error | not_sent.
 
     not_sent: due while all of the target's workers hung. unserved_404: a 404 for a new-only
-    resource while no API server ran the newer version yet, which is the right answer
+    resource before any target had answered 200 for it, which is the right answer
     (mark_unserved sets ``served``; records without it count as served).
     """
     if record.get("skipped"):
@@ -142,6 +142,9 @@ def summarize(records: list) -> dict:
     """Per target and kind (new-only, core), plus the mixed window, from one run's records."""
     served = mark_unserved(records)
     requests = [r for r in records if r["kind"] != "version"]
+    totals = dict.fromkeys(OUTCOMES, 0)
+    for rec in requests:
+        totals[outcome(rec)] += 1
     windows = mixed_windows(records)
     groups: dict = {}
     for rec in requests:
@@ -161,8 +164,8 @@ def summarize(records: list) -> dict:
         "targets": per_target,
         "newest_version": served["newest"],
         "new_only_served_from": served["served_from"],
-        "false_404_total": sum(1 for r in requests if outcome(r) == "false_404"),
-        "unserved_404_total": sum(1 for r in requests if outcome(r) == "unserved_404"),
-        "other_errors_total": sum(1 for r in requests if outcome(r) in ("http_error", "transport_error")),
+        "false_404_total": totals["false_404"],
+        "unserved_404_total": totals["unserved_404"],
+        "other_errors_total": totals["http_error"] + totals["transport_error"],
         "top_errors": top_errors(requests),
     }
