@@ -2,10 +2,11 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test k8s-bins harness-up harness-down lab-up lab-down demo bench help
+.PHONY: test host-deps k8s-bins harness-up harness-down lab-up lab-down demo bench help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
+	@echo "make host-deps     install the host's Debian packages (hack/host-packages.txt)"
 	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
 	@echo "make harness-up    start etcd + 3 real kube-apiservers (2 old, 1 new); prints endpoints"
 	@echo "make harness-down  stop them"
@@ -17,7 +18,10 @@ help:
 test:
 	hack/test.sh
 
-k8s-bins:
+host-deps:
+	hack/host-deps.sh install
+
+k8s-bins: host-deps
 	hack/build-upstream.sh
 
 harness-up: k8s-bins

@@ -53,15 +53,8 @@ copy_collection() {  # copy_collection DEST: the collection's files (tracked + n
 # ---------------------------------------------------------------- setup
 tier_setup() {
   set -e
-  # Debian tools: linting, and the lab's own dockerd and debootstrap'ed images (lab/, hack/controller/).
-  local missing=() tool pkg
-  for tool in shellcheck:shellcheck dockerd:docker.io debootstrap:debootstrap curl:curl; do
-    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-  for pkg in "${missing[@]}"; do log "installed $pkg"; done
+  # Debian packages of every README command (hack/host-packages.txt), before any build.
+  "$repo/hack/host-deps.sh" install
   if [ ! -f "$VENV/.complete" ]; then
     rm -rf "$VENV"
     "$PY" -m venv "$VENV"

@@ -16,7 +16,7 @@
 # Docker: an OWN dockerd (socket, data-root, exec-root, pidfile under
 # ~/.cache/skewsafe/controller/run), no bridge, no iptables; containers use --network host (PyPI).
 # It is stopped on exit. The host's CA bundle is bind-mounted (TLS-intercepting egress proxy).
-# Fresh machine: installs debootstrap and docker.io with apt-get if missing.
+# Fresh machine: installs the host packages (hack/host-deps.sh) if missing.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,15 +39,7 @@ t_start=$SECONDS
 cdocker() { "$DOCKER_BIN" -H "unix://$SOCK" "$@"; }
 
 # ------------------------------------------------------------------ prerequisites
-missing=()
-command -v debootstrap >/dev/null || missing+=(debootstrap)
-command -v dockerd >/dev/null || missing+=(docker.io)
-[ -x "$DOCKER_BIN" ] || command -v docker >/dev/null || missing+=(docker.io)
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+"$repo/hack/host-deps.sh" install
 [ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
 
 mkdir -p "$RUN"
