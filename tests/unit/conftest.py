@@ -1,6 +1,7 @@
 # Shared helpers for unit tests: run an Ansible module in-process and capture its result.
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -44,3 +45,45 @@ def run_module(monkeypatch):
         return excinfo.value.failed, result
 
     return runner
+
+
+# Static Pod manifests and mirror Pods of one control-plane node (control_plane_health tests).
+NEW, OLD = "v1.37.2", "v1.36.5"
+
+
+def manifest(component, tag, extra=()):
+    command = [component, "--advertise-address=10.0.0.12", "--secure-port=6443", *extra]
+    if component == "kube-apiserver":
+        command += [
+            "--etcd-servers=https://127.0.0.1:2379",
+            "--etcd-cafile=/pki/etcd/ca.crt",
+            "--etcd-certfile=/pki/apiserver-etcd-client.crt",
+            "--etcd-keyfile=/pki/apiserver-etcd-client.key",
+        ]
+    return {
+        "spec": {"containers": [{"name": component, "image": f"registry.k8s.io/{component}:{tag}", "command": command}]}
+    }
+
+
+def pod_for(component, doc, running_tag=None, ready=True, running=True):
+    container = copy.deepcopy(doc["spec"]["containers"][0])
+    image = container["image"] if running_tag is None else container["image"].rsplit(":", 1)[0] + ":" + running_tag
+    return {
+        "metadata": {"name": f"{component}-cp-2", "labels": {"component": component, "tier": "control-plane"}},
+        "spec": {"containers": [container]},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [
+                {"image": image, "ready": ready, "state": {"running": {}} if running else {"waiting": {}}}
+            ],
+        },
+    }
+
+
+def whole_node(tag=NEW):
+    manifests = {
+        c: manifest(c, "3.6.8-0" if c == "etcd" else tag)
+        for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+    }
+    pods = [pod_for(c, manifests[c]) for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")]
+    return manifests, pods

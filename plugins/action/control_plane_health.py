@@ -1,0 +1,184 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Wait until a control-plane node is whole again; documented in plugins/modules/control_plane_health.py."""
+
+from __future__ import annotations
+
+import base64
+import time
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - ansible-core itself needs PyYAML
+    yaml = None
+
+display = Display()
+
+ETCD_PKI = "/etc/kubernetes/pki/etcd"
+
+
+def argument_spec():
+    spec = auth_argspec()
+    spec.update(
+        node_name={"type": "str", "required": True},
+        manifests_dir={"type": "path", "default": "/etc/kubernetes/manifests"},
+        ca_file={"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
+        expected_version={"type": "str"},
+        etcd={"type": "str", "choices": ["auto", "stacked", "external", "skip"], "default": "auto"},
+        wait_timeout={"type": "int", "default": 600},
+        wait_sleep={"type": "int", "default": 5},
+        success_threshold={"type": "int", "default": 2},
+        request_timeout={"type": "int", "default": 10},
+    )
+    return spec
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def _remote(self, name, args, task_vars):
+        return self._execute_module(module_name=name, module_args=args, task_vars=task_vars)
+
+    def _read_manifests(self, params, task_vars):
+        manifests = {}
+        for name in health.COMPONENTS:
+            got = self._remote("ansible.builtin.slurp", {"src": f"{params['manifests_dir']}/{name}.yaml"}, task_vars)
+            if got.get("failed"):
+                if "not found" in str(got.get("msg", "")).lower():
+                    manifests[name] = None
+                    continue
+                raise AnsibleActionFail(f"cannot read the {name} manifest: {got.get('msg')}")
+            try:
+                manifests[name] = yaml.safe_load(base64.b64decode(got["content"]))
+            except yaml.YAMLError as exc:
+                raise AnsibleActionFail(f"the {name} manifest is not YAML: {exc}") from exc
+        return manifests
+
+    def _readyz(self, url, params, task_vars):
+        if not url:
+            return {"url": None, "status": None, "msg": "no --advertise-address in the manifest"}
+        got = self._remote(
+            "ansible.builtin.uri",
+            {"url": f"{url}/readyz", "ca_path": params["ca_file"], "timeout": params["request_timeout"]},
+            task_vars,
+        )
+        return {"url": url, "status": got.get("status"), "msg": None if got.get("status") == 200 else got.get("msg")}
+
+    def _etcd(self, mode, manifests, params, task_vars):
+        timeout = params["request_timeout"]
+        if mode == "stacked":
+            # etcdctl from the running etcd container, with kubeadm's health-check client certificate.
+            script = (
+                "cid=$(crictl ps --name '^etcd$' --state running --quiet | head -n 1); "
+                '[ -n "$cid" ] || { echo "no running etcd container on this node" >&2; exit 3; }; '
+                f'exec crictl exec "$cid" etcdctl --endpoints=https://127.0.0.1:2379 --cacert={ETCD_PKI}/ca.crt '
+                f"--cert={ETCD_PKI}/healthcheck-client.crt --key={ETCD_PKI}/healthcheck-client.key "
+                f"--dial-timeout=3s --command-timeout={timeout}s endpoint health --cluster -w json"
+            )
+            got = self._remote("ansible.builtin.command", {"argv": ["sh", "-c", script]}, task_vars)
+            members = health.parse_etcdctl_health(got.get("stdout"))
+            if members is None or (got.get("rc") == 3 and not members):
+                return {"mode": mode, "members": [], "error": (got.get("stderr") or got.get("msg") or "").strip()}
+            return {"mode": mode, "members": members, "error": None}
+        client = health.etcd_client_settings(manifests.get("kube-apiserver"))
+        if not client["servers"]:
+            return {"mode": mode, "members": [], "error": "kube-apiserver names no --etcd-servers"}
+        members = []
+        for server in client["servers"]:
+            got = self._remote(
+                "ansible.builtin.uri",
+                {
+                    "url": f"{server.rstrip('/')}/health",
+                    "ca_path": client["ca_file"],
+                    "timeout": timeout,
+                    "client_cert": client["cert_file"],
+                    "client_key": client["key_file"],
+                    "return_content": True,
+                },
+                task_vars,
+            )
+            ok = got.get("status") == 200 and (got.get("json") or {}).get("health") in ("true", True)
+            members.append({"endpoint": server, "healthy": ok, "error": None if ok else got.get("msg")})
+        return {"mode": mode, "members": members, "error": None}
+
+    def _pods(self, api, params):
+        try:
+            listed = _client.k8s_client.CoreV1Api(api).list_namespaced_pod(
+                "kube-system",
+                field_selector=f"spec.nodeName={params['node_name']}",
+                label_selector="tier=control-plane",
+                _request_timeout=params["request_timeout"],
+            )
+        except Exception as exc:  # the client raises ApiException, urllib3 and socket errors alike
+            detail = _client.api_error_message(exc) if isinstance(exc, _client.ApiException) else str(exc)
+            return None, f"cannot list the control-plane Pods of {params['node_name']}: {detail}"
+        return [api.sanitize_for_serialization(p) for p in listed.items], None
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
+        if self._task.check_mode:
+            result.update(skipped=True, msg="not run in check mode: nothing was changed that it would wait for")
+            return result
+        if not _client.HAS_KUBERNETES:
+            raise AnsibleActionFail(_client.missing_library_message() + " (it runs on the controller)")
+        try:
+            api = _client.build_api_client(params)
+        except _client.ClientError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
+        node = params["node_name"]
+        manifests = self._read_manifests(params, task_vars)
+        etcd_mode = params["etcd"]
+        if etcd_mode == "auto":
+            etcd_mode = "stacked" if manifests.get("etcd") is not None else "external"
+        url = health.apiserver_address(manifests.get("kube-apiserver"))
+        started, attempts, streak = time.monotonic(), 0, 0
+        threshold = max(1, params["success_threshold"])
+        while True:
+            attempts += 1
+            pods, pods_error = self._pods(api, params)
+            readyz = self._readyz(url, params, task_vars)
+            etcd = {"mode": "skipped"} if etcd_mode == "skip" else self._etcd(etcd_mode, manifests, params, task_vars)
+            problems = [pods_error] if pods_error else []
+            problems += health.evaluate(manifests, pods or [], readyz, etcd, params.get("expected_version"))
+            if pods_error:  # without the Pods every component would be reported missing as well
+                problems = [p for p in problems if "no Pod in the API" not in p]
+            streak = 0 if problems else streak + 1
+            elapsed = time.monotonic() - started
+            display.vv(f"control_plane_health {node} round {attempts} ({elapsed:.0f}s): {problems or 'whole'}")
+            if streak >= threshold or elapsed + params["wait_sleep"] > params["wait_timeout"]:
+                break
+            time.sleep(params["wait_sleep"])
+        result.update(
+            changed=False,
+            passed=not problems,
+            node=node,
+            problems=problems,
+            attempts=attempts,
+            elapsed=round(elapsed, 1),
+            apiserver_url=url,
+            etcd=etcd,
+            components={
+                n: health.image_tag(health.manifest_container(m).get("image")) for n, m in manifests.items() if m
+            },
+        )
+        if problems:
+            result["failed"] = True
+            result["msg"] = f"{node} is not whole after {elapsed:.0f}s: " + "; ".join(problems)
+        else:
+            result["msg"] = (
+                f"{node} is whole: every static Pod runs its manifest and is Ready, /readyz ok, etcd healthy"
+            )
+        return result

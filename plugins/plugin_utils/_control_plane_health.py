@@ -1,0 +1,133 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
+"""Is one control-plane node whole again? Pure rules over what the control_plane_health action read."""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import command_flags
+
+# kubeadm's static Pods, in the order kubeadm writes them; etcd only where it is stacked.
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+# The components whose image tag is the Kubernetes version (etcd has its own).
+VERSIONED = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+
+def image_tag(image):
+    """``registry.k8s.io/kube-apiserver:v1.37.2@sha256:...`` -> ``v1.37.2`` (None without a tag)."""
+    name = (image or "").split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.rsplit(":", 1)[1] if ":" in last else None
+
+
+def manifest_container(pod):
+    """The first container of a static Pod document (kubeadm writes exactly one)."""
+    containers = ((pod or {}).get("spec") or {}).get("containers") or []
+    return containers[0] if containers else {}
+
+
+def apiserver_address(manifest):
+    """``https://<advertise-address>:<secure-port>`` of a kube-apiserver static Pod document."""
+    flags = command_flags(manifest_container(manifest).get("command"))
+    address = flags.get("advertise-address")
+    if not address:
+        return None
+    host = f"[{address}]" if ":" in address else address
+    return f"https://{host}:{flags.get('secure-port') or '6443'}"
+
+
+def etcd_client_settings(manifest):
+    """What kube-apiserver uses to reach etcd: servers and client certificate paths."""
+    flags = command_flags(manifest_container(manifest).get("command"))
+    return {
+        "servers": [s for s in (flags.get("etcd-servers") or "").split(",") if s],
+        "ca_file": flags.get("etcd-cafile"),
+        "cert_file": flags.get("etcd-certfile"),
+        "key_file": flags.get("etcd-keyfile"),
+    }
+
+
+def parse_etcdctl_health(stdout):
+    """``etcdctl endpoint health --cluster -w json`` -> [{endpoint, healthy, error}]."""
+    try:
+        rows = json.loads(stdout or "[]")
+    except ValueError:
+        return None
+    if isinstance(rows, dict):
+        rows = [rows]
+    return [
+        {"endpoint": r.get("endpoint"), "healthy": bool(r.get("health")), "error": r.get("error") or None}
+        for r in rows
+        if isinstance(r, dict)
+    ]
+
+
+def _pod_ready(pod):
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def component_problems(name, manifest, pod, expected_version=None):
+    """Problems of one static Pod: manifest vs expected version, mirror Pod vs manifest, running and Ready."""
+    container = manifest_container(manifest)
+    want_image = container.get("image")
+    problems = []
+    if expected_version and name in VERSIONED and image_tag(want_image) != expected_version:
+        problems.append(f"{name}: manifest has {image_tag(want_image)}, expected {expected_version}")
+    if pod is None:
+        return [*problems, f"{name}: no Pod in the API for its manifest"]
+    pod_container = manifest_container(pod)
+    # The mirror Pod is replaced when the kubelet picks up a changed manifest; until then it shows the old one.
+    if pod_container.get("image") != want_image or pod_container.get("command") != container.get("command"):
+        return [*problems, f"{name}: the kubelet has not started the current manifest yet"]
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    status = statuses[0] if statuses else {}
+    running_tag = image_tag(status.get("image"))
+    if "running" not in (status.get("state") or {}):
+        problems.append(f"{name}: container not running")
+    elif running_tag != image_tag(want_image):
+        problems.append(f"{name}: runs {running_tag}, manifest has {image_tag(want_image)}")
+    elif not (status.get("ready") and _pod_ready(pod)):
+        problems.append(f"{name}: not Ready")
+    return problems
+
+
+def evaluate(manifests, pods, readyz, etcd, expected_version=None):
+    """Everything that keeps the node from being whole, as sentences; [] when whole.
+
+    manifests: {component: parsed static Pod or None (no manifest)}; pods: control-plane Pods of the node;
+    readyz: {status, msg} of the local kube-apiserver's /readyz; etcd: {mode, members, error}.
+    """
+    problems = []
+    if manifests.get("kube-apiserver") is None:
+        problems.append("kube-apiserver: no manifest on the node")
+    by_component = {}
+    for pod in pods:
+        component = ((pod.get("metadata") or {}).get("labels") or {}).get("component")
+        by_component.setdefault(component, pod)
+    for name in COMPONENTS:
+        if manifests.get(name) is not None:
+            problems.extend(component_problems(name, manifests[name], by_component.get(name), expected_version))
+    if readyz.get("status") != 200:
+        problems.append(f"kube-apiserver /readyz at {readyz.get('url')}: {readyz.get('msg') or readyz.get('status')}")
+    problems.extend(etcd_problems(etcd))
+    return problems
+
+
+def etcd_problems(etcd):
+    if etcd.get("mode") == "skipped":
+        return []
+    if etcd.get("error"):
+        return [f"etcd: {etcd['error']}"]
+    members = etcd.get("members") or []
+    if not members:
+        return ["etcd: no member answered"]
+    sick = [m for m in members if not m["healthy"]]
+    problems = [f"etcd member {m['endpoint']}: {m.get('error') or 'unhealthy'}" for m in sick]
+    if len(sick) * 2 >= len(members):
+        problems.append(f"etcd: only {len(members) - len(sick)} of {len(members)} members healthy (no quorum)")
+    return problems
