@@ -19,12 +19,13 @@ CATEGORIES = (
     # Once per cluster: kubeadm re-renders kube-apiserver with the peer flags and it restarts.
     (
         "mvp_enable_restart",
-        r"^Enable MVP \| (Regenerate the control-plane manifests|Wait for the local kube-apiserver)",
+        r"^Enable MVP \| (Regenerate the control-plane manifests|Wait until whole again)",
     ),
     ("kubeadm", r"Run kubeadm upgrade (apply|node)|with kubeadm upgrade plan"),
     ("packages", r"^Packages \|"),
     ("kubelet_restart", r"Restart kubelet|Wait until the node is Ready"),
-    ("apiserver_wait", r"^Control plane \| Wait for the local kube-apiserver"),
+    # waiting for what kubeadm and the kubelet restarted (control_plane_health)
+    ("apiserver_wait", r"^Control plane \| (Wait until whole|Check that it is whole)"),
     ("drain", r"\| (Drain|Uncordon) "),
     ("enable_mvp", r"^Enable MVP \|"),
     ("etcd_backup", r"^Etcd backup \|"),

@@ -37,6 +37,8 @@ def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, f
         "nodes": rows,
         "upgraded": [r["node"] for r in rows if r.get("action") == "upgraded"],
         "skipped": [r["node"] for r in rows if str(r.get("action", "")).startswith("skipped")],
+        # cordoned before the run by someone else: drained and upgraded, but not uncordoned
+        "kept_cordoned": [r["node"] for r in rows if r.get("kept_cordoned")],
         "etcd_backup": etcd_backup,
     }
 
@@ -49,6 +51,10 @@ def markdown(report):
         f"- started: {report.get('started') or '-'}, finished: {report.get('finished') or '-'}"
         + (f" ({report['seconds']} s)" if report.get("seconds") is not None else ""),
     ]
+    if report.get("kept_cordoned"):
+        lines.append(
+            f"- left cordoned (cordoned before the run, not by skewsafe.kubeadm): {', '.join(report['kept_cordoned'])}"
+        )
     backup = report.get("etcd_backup") or {}
     if backup.get("path"):
         lines.append(f"- etcd snapshot: `{backup['path']}` (sha256 `{backup.get('sha256', '')[:16]}…`)")

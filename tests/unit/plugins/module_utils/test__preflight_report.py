@@ -98,10 +98,12 @@ def test_report_and_markdown():
              {"server": "cp-2", "gvr": "storagemigration.k8s.io/v1/storageversionmigrations", "status": 200,
               "status_local": 404, "rerouted_before": 0, "rerouted_after": 1}]}},
         {"node": "w-1", "role": "worker", "from": "v1.37.2", "to": "v1.37.2", "action": "skipped (already at target)"},
+        {"node": "w-2", "role": "worker", "from": "v1.36.5", "to": "v1.37.2", "action": "upgraded", "kept_cordoned": True},
     ]  # fmt: skip
     report = build(nodes, "1.37.2", "1.36.5", {"path": "/b/x.db", "sha256": "ab" * 32},
                    "2026-11-29T10:00:00+00:00", "2026-11-29T10:05:00+00:00")  # fmt: skip
-    assert report["upgraded"] == ["cp-1"] and report["skipped"] == ["w-1"]
+    assert report["upgraded"] == ["cp-1", "w-2"] and report["skipped"] == ["w-1"]
+    assert report["kept_cordoned"] == ["w-2"]
     assert report["nodes"][0]["seconds"] == 210.0 and report["seconds"] == 300.0
     text = markdown(report)
     assert (
@@ -113,3 +115,4 @@ def test_report_and_markdown():
         "404 served locally (x-kubernetes-peer-proxied: true)" in text
     )
     assert "etcd snapshot: `/b/x.db`" in text
+    assert "left cordoned (cordoned before the run, not by skewsafe.kubeadm): w-2" in text
