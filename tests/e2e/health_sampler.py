@@ -1,0 +1,175 @@
+"""Sample every control plane's health once a second: its kube-apiserver's /readyz (directly, not
+through the balancer) and its etcd member's /health. Used by the end-to-end suite while upgrades
+run, and standalone:
+
+    python tests/e2e/health_sampler.py --out samples.jsonl [--duration SECONDS]
+
+A node counts as unhealthy in a sample when its kube-apiserver is not ready or its etcd member does
+not serve (/livez). The summary gives the longest interval with two or more control planes unhealthy
+at once, the samples in which fewer than a majority of etcd members served (quorum lost), and those
+in which a majority served but none had a leader (an election).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ETCD_PKI = "/etc/kubernetes/pki/etcd"
+
+
+def lab_run() -> Path:
+    sys.path.insert(0, str(REPO / "tests" / "harness"))
+    from skewsafe_harness.pins import cache_dir  # only where a lab is used
+
+    return cache_dir() / "lab" / "run"
+
+
+def _docker(*args: str) -> str:
+    sock = f"unix://{lab_run() / 'docker.sock'}"
+    return subprocess.run(["docker", "-H", sock, *args], capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+def lab_control_planes() -> dict[str, str]:
+    """Control-plane container name -> address, from the lab's inventory."""
+    out = {}
+    for line in (lab_run() / "inventory.ini").read_text().splitlines():
+        fields = line.split()
+        if fields and "-cp" in fields[0]:
+            host = dict(f.split("=", 1) for f in fields[1:] if "=" in f).get("ansible_host")
+            if host:
+                out[fields[0]] = host
+    return out
+
+
+class Sampler:
+    """Background sampling into a list of dicts; ``stop()`` returns them."""
+
+    def __init__(self, control_planes: dict[str, str], pki_from: str, interval: float = 1.0, timeout: float = 0.9):
+        self.control_planes, self.interval, self.timeout = control_planes, interval, timeout
+        self.samples: list[dict] = []
+        self._stop = threading.Event()
+        self._dir = tempfile.TemporaryDirectory(prefix="skewsafe-health-")
+        pki = Path(self._dir.name)
+        for name in ("ca.crt", "healthcheck-client.crt", "healthcheck-client.key"):
+            (pki / f"etcd-{name}").write_text(_docker("exec", pki_from, "cat", f"{ETCD_PKI}/{name}"))
+        (pki / "ca.crt").write_text(_docker("exec", pki_from, "cat", "/etc/kubernetes/pki/ca.crt"))
+        self._api_ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+        self._etcd_ctx = ssl.create_default_context(cafile=str(pki / "etcd-ca.crt"))
+        self._etcd_ctx.load_cert_chain(
+            str(pki / "etcd-healthcheck-client.crt"), str(pki / "etcd-healthcheck-client.key")
+        )
+        self._pool = ThreadPoolExecutor(max_workers=2 * len(control_planes))
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _get(self, url: str, ctx) -> tuple[int | None, str]:
+        try:
+            with urllib.request.urlopen(url, context=ctx, timeout=self.timeout) as resp:
+                return resp.status, resp.read(200).decode(errors="replace")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read(200).decode(errors="replace")
+        except (OSError, ValueError) as exc:
+            return None, type(exc).__name__
+
+    def _one(self, name: str, address: str) -> dict:
+        api = self._pool.submit(self._get, f"https://{address}:6443/readyz", self._api_ctx)
+        live = self._pool.submit(self._get, f"https://{address}:2379/livez", self._etcd_ctx)
+        etcd = self._pool.submit(self._get, f"https://{address}:2379/health", self._etcd_ctx)
+        api_code, live_code = api.result()[0], live.result()[0]
+        etcd_code, etcd_body = etcd.result()
+        etcd_ok = etcd_code == 200 and '"health":"true"' in etcd_body.replace(" ", "")
+        # live: the member process serves (no leader needed); ok: healthy with a leader
+        return {"node": name, "apiserver": api_code, "etcd_live": live_code == 200, "etcd_ok": etcd_ok}
+
+    def _run(self):
+        with ThreadPoolExecutor(max_workers=len(self.control_planes)) as outer:
+            while not self._stop.is_set():
+                started = time.time()
+                futures = [outer.submit(self._one, n, a) for n, a in self.control_planes.items()]
+                self.samples.append({"t": round(started, 3), "nodes": [f.result() for f in futures]})
+                self._stop.wait(max(0.0, self.interval - (time.time() - started)))
+
+    def start(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[dict]:
+        self._stop.set()
+        self._thread.join()
+        self._pool.shutdown()
+        self._dir.cleanup()
+        return self.samples
+
+
+def unhealthy(node: dict) -> bool:
+    """Its kube-apiserver is not ready or its etcd member is not running."""
+    return node["apiserver"] != 200 or not node["etcd_live"]
+
+
+def summarize(samples: list[dict]) -> dict:
+    """Longest interval with >= 2 control planes unhealthy at once; samples without etcd quorum or leader."""
+    longest, worst_start, run_start = 0.0, None, None
+    quorum_lost, leaderless = [], []
+    for i, sample in enumerate(samples):
+        nodes = sample["nodes"]
+        if sum(1 for n in nodes if n["etcd_live"]) <= len(nodes) // 2:
+            quorum_lost.append(sample["t"])
+        elif not any(n["etcd_ok"] for n in nodes):
+            leaderless.append(sample["t"])
+        if sum(1 for n in nodes if unhealthy(n)) >= 2:
+            run_start = sample["t"] if run_start is None else run_start
+            end = samples[i + 1]["t"] if i + 1 < len(samples) else sample["t"]
+            if end - run_start > longest:
+                longest, worst_start = end - run_start, run_start
+        else:
+            run_start = None
+    return {
+        "samples": len(samples),
+        "longest_two_unhealthy_s": round(longest, 1),
+        "longest_two_unhealthy_at": worst_start,
+        "quorum_lost_samples": len(quorum_lost),
+        "first_quorum_lost_at": quorum_lost[0] if quorum_lost else None,
+        "leaderless_samples": len(leaderless),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--out", required=True, help="JSON-lines file of the samples (summary on stdout)")
+    parser.add_argument("--duration", type=float, default=3600, help="stop after this many seconds")
+    parser.add_argument("--summarize", action="store_true", help="only summarize the samples already in --out")
+    args = parser.parse_args()
+    if args.summarize:
+        print(json.dumps(summarize([json.loads(line) for line in open(args.out)])))
+        return 0
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop cleanly on kill (a background job ignores ^C)
+    cps = lab_control_planes()
+    sampler = Sampler(cps, pki_from=next(iter(cps))).start()
+    try:
+        deadline = time.monotonic() + args.duration
+        while time.monotonic() < deadline:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    samples = sampler.stop()
+    with open(args.out, "w") as out:
+        for sample in samples:
+            out.write(json.dumps(sample) + "\n")
+    print(json.dumps(summarize(samples)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
