@@ -21,7 +21,11 @@ K8S_CMDS=(kube-apiserver kubeadm kubectl kubelet kube-controller-manager kube-sc
 log() { printf '[build-upstream %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-command -v go >/dev/null || die "the Go toolchain is missing (go not on PATH)"
+# shellcheck source=hack/deps.sh
+. "$here/deps.sh"
+need cmd:go "the Go toolchain (go on PATH)"
+need cmd:python3 "Python 3"
+deps_checked
 
 # Module directory with go.mod for one k8s version; prints its path.
 k8s_module() {

@@ -11,7 +11,17 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=hack/env.sh
 . "$repo/hack/env.sh"
-ALL_TIERS="setup ruff shellcheck ansible-lint sanity units build-docs release binaries integration newer-core e2e"
+# shellcheck source=hack/deps.sh
+. "$repo/hack/deps.sh"
+test_deps() {
+  need cmd:git "apt-get install -y git"               # the collection's file list
+  need cmd:make "apt-get install -y make"             # the README's commands
+  need cmd:shellcheck "apt-get install -y shellcheck" # tier shellcheck
+  need cmd:python3 "Python 3"
+}
+# The dependency test runs this script with CHECK_DEPS_ONLY=1: checks only, nothing installed.
+if [ -n "${CHECK_DEPS_ONLY:-}" ]; then test_deps; deps_checked; fi
+ALL_TIERS="setup host-deps ruff shellcheck ansible-lint sanity units build-docs release binaries integration newer-core e2e"
 TIERS=${TIERS:-$ALL_TIERS}
 logs="$work/logs"
 mkdir -p "$logs"
@@ -55,6 +65,7 @@ tier_setup() {
   set -e
   # Debian packages of every README command (hack/host-packages.txt), before any build.
   "$repo/hack/host-deps.sh" install
+  test_deps
   if [ ! -f "$VENV/.complete" ]; then
     rm -rf "$VENV"
     "$PY" -m venv "$VENV"
@@ -80,6 +91,10 @@ PYEOF
   cp "$repo/hack/get_pip_offline.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
 }
 
+# The host package list against a minimal rootfs of the host's release (hack/test-host-deps.sh).
+tier_host_deps() {
+  "$repo/hack/test-host-deps.sh"
+}
 
 tier_ruff() {
   set -e
@@ -180,6 +195,7 @@ run_tier setup tier_setup
 if [ "${status[setup]:-passed}" != passed ]; then
   log "setup failed: nothing else can run"
 else
+  run_tier host-deps tier_host_deps
   run_tier ruff tier_ruff
   run_tier shellcheck tier_shellcheck
   run_tier ansible-lint tier_ansible_lint

@@ -29,8 +29,9 @@ REPO=$LAB_CACHE/repo
 REV=${DEB_REVISION:-1.1}
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("$K8S_OLD_VERSION" "$K8S_NEW_VERSION")
-command -v dpkg-deb >/dev/null || die "dpkg-deb missing"
-command -v dpkg-scanpackages >/dev/null || die "dpkg-scanpackages missing: apt-get install -y dpkg-dev"
+need cmd:dpkg-deb "apt-get install -y dpkg"
+need cmd:dpkg-scanpackages "apt-get install -y dpkg-dev"
+deps_checked
 
 # recipe hash: the packaging part of this script + lab/pkg/*; a change rebuilds every version's
 # packages (byte for byte the same when nothing real changed: SOURCE_DATE_EPOCH, root owner)

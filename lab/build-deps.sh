@@ -18,7 +18,13 @@ set -euo pipefail
 export GOFLAGS=-mod=mod
 NICE=${NICE:-nice -n 10}
 
-command -v go >/dev/null || die "go is missing"
+need cmd:go "the Go toolchain (go on PATH)"
+need cmd:python3 "Python 3"
+# runc: cgo is mandatory (nsenter); seccomp via libseccomp-dev, linked statically like upstream's release.
+need cmd:gcc "apt-get install -y gcc"
+need file:/usr/lib/x86_64-linux-gnu/libseccomp.a "apt-get install -y libseccomp-dev"
+need file:/usr/lib/x86_64-linux-gnu/libc.a "apt-get install -y libc6-dev"
+deps_checked
 
 # tiny_module NAME VERSION MODULE -> prints the module dir
 tiny_module() {
@@ -62,8 +68,6 @@ CGO_ENABLED=0 build containerd "$CONTAINERD_VERSION" "$CTRD" "containerd contain
   -ldflags "-s -w -X $CTRD/version.Version=v$CONTAINERD_VERSION -X $CTRD/version.Revision=go-module-v$CONTAINERD_VERSION -X $CTRD/version.Package=$CTRD" \
   "$CTRD/cmd/containerd" "$CTRD/cmd/containerd-shim-runc-v2" "$CTRD/cmd/ctr"
 
-# runc: cgo is mandatory (nsenter); seccomp via libseccomp-dev, linked statically like upstream's release.
-[ -f /usr/lib/x86_64-linux-gnu/libseccomp.a ] || die "libseccomp-dev is missing: apt-get install -y libseccomp-dev"
 CGO_ENABLED=1 build runc "$RUNC_VERSION" github.com/opencontainers/runc "runc" -- \
   -tags "seccomp urfave_cli_no_docs netgo osusergo" \
   -ldflags "-s -w -X main.gitCommit=go-module-v$RUNC_VERSION -extldflags -static" \

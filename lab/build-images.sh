@@ -13,6 +13,14 @@ set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+need cmd:go "the Go toolchain (go on PATH)"
+need cmd:python3 "Python 3"
+need cmd:gcc "apt-get install -y gcc"
+need cmd:strip "apt-get install -y binutils"
+need file:/usr/lib/x86_64-linux-gnu/libc.a "apt-get install -y libc6-dev"
+need cmd:debootstrap "apt-get install -y debootstrap"
+deps_checked
+
 IMG=$LAB_CACHE/images
 MKIMAGE=$LAB_DIR/files/mkimage.py
 # bump when the image recipes below change (part of every cached file name)

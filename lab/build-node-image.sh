@@ -10,6 +10,11 @@ set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+need cmd:go "the Go toolchain (go on PATH)"
+need cmd:debootstrap "apt-get install -y debootstrap"
+need cmd:ssh-keygen "apt-get install -y openssh-client"
+deps_checked
+
 NODE_PKGS=systemd,systemd-sysv,dbus,iproute2,iptables,nftables,ca-certificates,openssh-server,\
 python3,python3-apt,conntrack,socat,ebtables,ethtool,ipset,kmod,procps,util-linux,mount,\
 iputils-ping,less,jq,pigz,libseccomp2,gpg,curl,sudo,apt-utils

@@ -16,7 +16,11 @@ FWD_RULE=(FORWARD -i "$LAB_NET_BRIDGE" -o "$LAB_NET_BRIDGE" -m comment --comment
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 start() {
-  command -v dockerd >/dev/null || die "dockerd missing: apt-get install -y docker.io"
+  need cmd:dockerd "apt-get install -y docker.io"
+  need "cmd:$DOCKER_BIN" "apt-get install -y docker.io"
+  need cmd:ip "apt-get install -y iproute2"
+  need cmd:iptables "apt-get install -y iptables"
+  deps_checked
   mkdir -p "$LAB_STATE"
   if running; then log "dockerd already running (pid $(cat "$PIDFILE"))"; else
     if ! ip link show "$LAB_BRIDGE" >/dev/null 2>&1; then

@@ -2,6 +2,8 @@
 # shellcheck shell=bash
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$LAB_DIR/.." && pwd)
+# shellcheck source=hack/deps.sh
+. "$REPO_DIR/hack/deps.sh"
 set -a
 # shellcheck source=/dev/null
 . "$REPO_DIR/hack/versions.env"
@@ -43,11 +45,11 @@ debian_mirror() {
 debootstrap_tar() {
   local out=$1 pkgs=$2 suite=${3:-$NODE_SUITE} root t0=$SECONDS
   [ -f "$out" ] && return 0
-  command -v debootstrap >/dev/null || die "debootstrap missing: apt-get install -y debootstrap"
+  need cmd:debootstrap "apt-get install -y debootstrap"
   root=$(mktemp -d "$LAB_CACHE/rootfs.XXXXXX")
   mkdir -p "$LAB_CACHE/debs/$suite"
   log "debootstrap $suite ($pkgs) ..."
-  debootstrap --variant=minbase --cache-dir="$LAB_CACHE/debs/$suite" --include="$pkgs" \
+  debootstrap --variant=minbase --cache-dir="$LAB_CACHE/debs/$suite" ${pkgs:+--include="$pkgs"} \
     "$suite" "$root" "$(debian_mirror)" >"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -rf "$root"; die "debootstrap failed"; }
   chroot "$root" apt-get clean
   rm -rf "$root"/var/lib/apt/lists/* "$root"/var/log/*.log "$root"/var/cache/debconf/*-old

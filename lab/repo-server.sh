@@ -13,6 +13,10 @@ URL=http://$LAB_GATEWAY:$REPO_PORT
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 start() {
+  need cmd:python3 "Python 3"
+  need cmd:curl "apt-get install -y curl"
+  need cmd:ip "apt-get install -y iproute2"
+  deps_checked
   [ -f "$LAB_CACHE/repo/v${K8S_OLD_VERSION%.*}/deb/Packages" ] || die "no repository: run lab/build-debs.sh"
   ip -4 addr show | grep -q "inet $LAB_GATEWAY/" || die "$LAB_GATEWAY is not on this host: lab/dockerd.sh start"
   if running; then log "already serving $URL (pid $(cat "$PIDFILE"))"; return; fi

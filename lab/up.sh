@@ -13,6 +13,10 @@
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
+# Ansible reaches the nodes over SSH (lab/inventory.sh); everything else is checked by the build scripts.
+need cmd:ssh "apt-get install -y openssh-client"
+need cmd:curl "apt-get install -y curl"
+deps_checked
 ncp=${1:-3} nw=${2:-2} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
 [ "$ncp" -ge 1 ] || die "need at least one control plane"
 T=(); tick() { T+=("$(printf '%-44s %4ss' "$1" $(( SECONDS - t_start )))"); log "--- $1 ($(( SECONDS - t_start ))s)"; }

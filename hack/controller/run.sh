@@ -39,7 +39,12 @@ t_start=$SECONDS
 cdocker() { "$DOCKER_BIN" -H "unix://$SOCK" "$@"; }
 
 # ------------------------------------------------------------------ prerequisites
-"$repo/hack/host-deps.sh" install
+[ -n "${CHECK_DEPS_ONLY:-}" ] || "$repo/hack/host-deps.sh" install
+need cmd:debootstrap "apt-get install -y debootstrap"
+need cmd:dockerd "apt-get install -y docker.io"
+need cmd:docker "apt-get install -y docker.io"
+need "file:$HOST_CA" "apt-get install -y ca-certificates" # bind-mounted: TLS to PyPI from the container
+deps_checked
 [ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
 
 mkdir -p "$RUN"
