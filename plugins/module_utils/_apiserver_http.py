@@ -45,19 +45,35 @@ class Credentials:
     @classmethod
     def from_params(cls, params):
         configuration = load_configuration(params)
-        auth = (configuration.api_key or {}).get("authorization", "")
         creds = cls(
             ca_file=configuration.ssl_ca_cert,
             cert_file=configuration.cert_file,
             key_file=configuration.key_file,
-            token=auth[len("Bearer ") :] if auth.startswith("Bearer ") else None,
+            token=bearer_token(configuration),
             host=configuration.host,
         )
         if not creds.ca_file:
             raise ClientError("no CA bundle: give ca_cert or a kubeconfig with the cluster's certificate-authority")
         if not (creds.token or creds.cert_file):
-            raise ClientError("no credentials: give a kubeconfig, client_cert/client_key or api_key")
+            raise ClientError(
+                "the kubeconfig or options give neither a bearer token nor a client certificate "
+                "(token, tokenFile, exec plugin, client-certificate, api_key or client_cert/client_key)"
+            )
         return creds
+
+
+def bearer_token(configuration):
+    """The bearer token the kubernetes client would send, wherever it keeps it.
+
+    The kubeconfig loader stores ``token``/``tokenFile``/exec-plugin tokens as ``api_key['BearerToken']``
+    (with an expiry-driven refresh hook), an explicit ``api_key`` option lands in ``api_key['authorization']``;
+    ``auth_settings()`` reads both and runs the refresh hook.
+    """
+    value = ((configuration.auth_settings() or {}).get("BearerToken") or {}).get("value") or ""
+    value = value.strip()
+    if value.lower().startswith("bearer "):
+        value = value[len("bearer ") :].strip()
+    return value or None
 
 
 class Response:

@@ -133,13 +133,17 @@ def parse_version(text):
 
 
 def roles(servers):
-    """Split reachable servers into (old, new) by version; both empty when versions are unknown."""
+    """Split reachable servers into (old, new) by version; both empty when versions are unknown.
+
+    Old is every server below the highest version (with three versions at once, the middle one must
+    proxy too), new the servers at the highest.
+    """
     versions = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
     known = [v for v in versions.values() if v]
     if not known:
         return [], []
     low, high = min(known), max(known)
-    old = [name for name, v in versions.items() if v == low]
+    old = [name for name, v in versions.items() if v and v < high]
     new = [name for name, v in versions.items() if v == high]
     return (old, new) if low != high else (list(versions), [])
 

@@ -41,7 +41,9 @@ class AnsibleRunner:
         self.tmp = tmp
         self.count = 0
 
-    def __call__(self, module: str, args: dict, check: bool = False, diff: bool = False) -> dict:
+    def __call__(
+        self, module: str, args: dict, check: bool = False, diff: bool = False, env: dict | None = None
+    ) -> dict:
         self.count += 1
         out = self.tmp / f"result-{self.count}.json"
         playbook = self.tmp / f"play-{self.count}.yml"
@@ -80,7 +82,7 @@ class AnsibleRunner:
         ]
         cmd += ["--check"] if check else []
         cmd += ["--diff"] if diff else []
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})})
         if not out.exists():
             pytest.fail(f"ansible-playbook did not run the module:\n{proc.stdout}\n{proc.stderr}")
         return json.loads(out.read_text())

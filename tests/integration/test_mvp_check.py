@@ -7,6 +7,7 @@ must yield its exact diagnosis. The healthy server set is restored after each ca
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 
@@ -117,6 +118,67 @@ def test_steady_mode_is_refused_while_mixed(cluster, ansible_module):
     assert not result["passed"]
     assert (None, "mode_mismatch") in causes(result)
     assert result["attempts"] == 2  # fail_fast: a permanent cause seen twice
+
+
+@pytest.fixture(scope="module")
+def service_account_token(cluster):
+    """A ServiceAccount bound to cluster-admin and a token for it from the TokenRequest API."""
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(str(cluster.kubeconfig))
+    core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
+    name = "skewsafe-gate"
+    core.create_namespaced_service_account("kube-system", {"metadata": {"name": name}})
+    rbac.create_cluster_role_binding(
+        {
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}],
+        }
+    )
+    token = core.create_namespaced_service_account_token(name, "kube-system", {"spec": {"expirationSeconds": 3600}})
+    return token.status.token
+
+
+def _token_kubeconfig(cluster, tmp_path, user):
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())
+    admin["users"] = [{"name": "sa", "user": user}]
+    admin["contexts"] = [{"name": "sa", "context": {"cluster": admin["clusters"][0]["name"], "user": "sa"}}]
+    admin["current-context"] = "sa"
+    path = tmp_path / "sa.conf"
+    path.write_text(yaml.safe_dump(admin))
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["token", "tokenFile", "exec"])
+def test_service_account_credentials(cluster, ansible_module, service_account_token, tmp_path, kind):
+    if kind == "token":
+        user = {"token": service_account_token}
+    elif kind == "tokenFile":
+        (tmp_path / "token").write_text(service_account_token)
+        user = {"tokenFile": str(tmp_path / "token")}
+    else:
+        plugin = tmp_path / "credential-plugin"
+        credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                      "status": {"token": service_account_token}}  # fmt: skip
+        plugin.write_text(f"#!/bin/sh\nprintf '%s' '{json.dumps(credential)}'\n")
+        plugin.chmod(0o755)
+        user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
+                         "interactiveMode": "Never"}}  # fmt: skip
+    result = check(ansible_module, cluster, kubeconfig=_token_kubeconfig(cluster, tmp_path, user), success_threshold=1)
+    assert result["passed"], result["msg"]
+    assert result["mode"] == "mixed"
+    info = ansible_module("skewsafe.kubeadm.apiserver_peers_info",
+                          {"kubeconfig": _token_kubeconfig(cluster, tmp_path, user), "endpoints": endpoints(cluster)})  # fmt: skip
+    assert not info.get("failed"), info
+
+
+def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_module, service_account_token):
+    env = {"K8S_AUTH_HOST": cluster.first.url, "K8S_AUTH_API_KEY": service_account_token,
+           "K8S_AUTH_SSL_CA_CERT": str(cluster.ca_file)}  # fmt: skip
+    args = {"endpoints": endpoints(cluster), "wait_timeout": 60, "wait_sleep": 2, "success_threshold": 1}
+    result = ansible_module("skewsafe.kubeadm.mvp_check", args, env=env)
+    assert result["passed"], result["msg"]
 
 
 def test_peers_info_reports_evidence(cluster, ansible_module):

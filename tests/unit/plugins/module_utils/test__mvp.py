@@ -226,11 +226,24 @@ def test_wrong_peer_ca_in_steady_state_shows_as_rising_discovery_503s(healthy):
         s["version"], s["local"] = "v1.36.5", set(OLD_ONLY)
         s["merged"] = set(OLD_ONLY)
     steady["probes"] = []
-    steady["servers"][2]["metrics"]["rerouted"] = [{"code": "503", "group": "", "version": "", "resource": "",
-                                                    "value": 136.0}]  # fmt: skip
+    steady["servers"][2]["metrics"]["rerouted"] = [
+        {"code": "503", "group": "", "version": "", "resource": "", "value": 136.0}
+    ]
     baseline = {"cp-1": 0.0, "cp-2": 0.0, "cp-3": 120.0}
     assert failing(evaluate(steady, "steady", baseline=baseline)) == {("cp-3", "peer_ca_mismatch")}
     # A destination that fails TLS from here is blamed instead of the server that sees the errors.
     steady["peer_tls"]["cp-1"]["error"] = "certificate verify failed: unable to get local issuer certificate"
     found = failing(evaluate(steady, "steady", baseline=baseline))
     assert ("cp-1", classify_tls_error(steady["peer_tls"]["cp-1"]["error"])) in found
+
+
+def test_every_server_below_the_highest_version_is_a_proxy_source():
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import proxy_sources, roles
+
+    servers = [
+        {"name": "cp-1", "version": "v1.36.4"},
+        {"name": "cp-2", "version": "v1.36.5"},
+        {"name": "cp-3", "version": "v1.37.2"},
+    ]
+    assert roles(servers) == (["cp-1", "cp-2"], ["cp-3"])
+    assert proxy_sources(servers, "mixed") == ["cp-1", "cp-2"]

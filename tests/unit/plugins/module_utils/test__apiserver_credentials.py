@@ -1,0 +1,78 @@
+"""Credentials for direct API-server requests from every kind of kubeconfig the kubernetes client loads."""
+
+from __future__ import annotations
+
+import json
+import stat
+
+import pytest
+import yaml
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import Credentials
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
+
+CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def kubeconfig(tmp_path, user):
+    (tmp_path / "ca.crt").write_text(CA)
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {"server": "https://10.0.0.1:6443", "certificate-authority": str(tmp_path / "ca.crt")},
+            }
+        ],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_token(tmp_path):
+    creds = Credentials.from_params({"kubeconfig": kubeconfig(tmp_path, {"token": "abc.def"})})
+    assert creds.token == "abc.def" and creds.cert_file is None
+    assert creds.host == "https://10.0.0.1:6443"
+
+
+def test_token_file(tmp_path):
+    (tmp_path / "token").write_text("from-file\n")
+    creds = Credentials.from_params({"kubeconfig": kubeconfig(tmp_path, {"tokenFile": str(tmp_path / "token")})})
+    assert creds.token == "from-file"
+
+
+def test_exec_plugin(tmp_path):
+    plugin = tmp_path / "plugin.sh"
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "kind": "ExecCredential",
+        "status": {"token": "exec-tok"},
+    }
+    plugin.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(credential)}\nEOF\n")
+    plugin.chmod(plugin.stat().st_mode | stat.S_IEXEC)
+    user = {
+        "exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin), "interactiveMode": "Never"}
+    }
+    creds = Credentials.from_params({"kubeconfig": kubeconfig(tmp_path, user)})
+    assert creds.token == "exec-tok"
+
+
+def test_api_key_option_as_awx_sets_it(tmp_path):
+    (tmp_path / "ca.crt").write_text(CA)
+    creds = Credentials.from_params(
+        {"host": "https://10.0.0.1:6443", "api_key": "k", "ca_cert": str(tmp_path / "ca.crt")}
+    )
+    assert creds.token == "k"
+
+
+def test_no_credential_is_one_clear_error(tmp_path):
+    with pytest.raises(ClientError) as excinfo:
+        Credentials.from_params({"kubeconfig": kubeconfig(tmp_path, {})})
+    message = str(excinfo.value)
+    assert "neither a bearer token nor a client certificate" in message
+    assert message.count("neither") == 1
