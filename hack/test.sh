@@ -147,7 +147,7 @@ tier_build_docs() {
   deps=$(in_venv ansible-builder introspect --sanitize "$dest")
   echo "$deps"
   # (--sanitize drops PyYAML: ansible-core itself brings it.)
-  for pkg in kubernetes jmespath; do
+  for pkg in kubernetes urllib3; do
     grep -qi "^- '$pkg.*# from collection skewsafe.kubeadm" <<<"$deps" || { echo "introspection lacks $pkg"; exit 1; }
   done
   rm -rf "$work/ee" && in_venv ansible-builder create --output-filename Containerfile -f "$repo/docs/awx/execution-environment.yml" --context "$work/ee"
