@@ -24,6 +24,38 @@ def _ready(obj):
     return False
 
 
+def _count(value, total):
+    """An intOrString PDB field (``2`` or ``"50%"``) as a pod count; percentages round up like the API does."""
+    if value is None:
+        return None
+    text = str(value)
+    if text.endswith("%"):
+        return -(-int(text[:-1]) * total // 100)
+    return int(text)
+
+
+def blocked_pdbs(pdbs):
+    """PodDisruptionBudgets that allow no eviction now and never will at their current scale."""
+    out = []
+    for pdb in pdbs or []:
+        spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
+        if status.get("disruptionsAllowed", 1) != 0:
+            continue
+        expected = status.get("expectedPods") or 0
+        if expected == 0:
+            continue  # selects no pods: blocks nothing
+        max_unavailable, min_available = spec.get("maxUnavailable"), spec.get("minAvailable")
+        if max_unavailable is not None and _count(max_unavailable, expected) == 0:
+            why = f"maxUnavailable {max_unavailable}"
+        elif min_available is not None and _count(min_available, expected) >= expected:
+            why = f"minAvailable {min_available} of {expected} pods"
+        else:
+            continue  # some pods not healthy right now: may allow a disruption once they are
+        meta = pdb.get("metadata") or {}
+        out.append(f"{meta.get('namespace')}/{meta.get('name')} ({why})")
+    return out
+
+
 def assess(data):
     """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "mvp_proved"}``."""
     problems = []
@@ -80,6 +112,12 @@ def assess(data):
             problems.append(
                 f"packages: {', '.join(missing)} {target} not found in the v1.{plan.parse(target)[1]} repository"
             )
+
+    for pdb in blocked_pdbs(data.get("pdbs")):
+        problems.append(
+            f"pdb {pdb}: allows no disruption and never will, so the drain of a node running its pods would block; "
+            "relax it or scale the workload up before the upgrade"
+        )
 
     for pod in data.get("pods") or []:
         if not _ready(pod):

@@ -116,3 +116,27 @@ def test_report_and_markdown():
     )
     assert "etcd snapshot: `/b/x.db`" in text
     assert "left cordoned (cordoned before the run, not by skewsafe.kubeadm): w-2" in text
+
+
+def test_disruption_budgets_that_never_allow_an_eviction_are_named(data):
+    def pdb(name, spec, allowed, expected):
+        return {
+            "metadata": {"namespace": "db", "name": name},
+            "spec": spec,
+            "status": {"disruptionsAllowed": allowed, "expectedPods": expected},
+        }
+
+    data["pdbs"] = [
+        pdb("all", {"minAvailable": 3}, 0, 3),
+        pdb("pct", {"minAvailable": "100%"}, 0, 2),
+        pdb("none", {"maxUnavailable": 0}, 0, 2),
+        pdb("healing", {"minAvailable": 2}, 0, 3),  # one pod not ready yet: may allow one later
+        pdb("fine", {"minAvailable": 2}, 1, 3),
+        pdb("empty", {"minAvailable": 1}, 0, 0),
+    ]
+    problems = [p for p in assess(data)["problems"] if p.startswith("pdb ")]
+    assert [p.split(":")[0] for p in problems] == [
+        "pdb db/all (minAvailable 3 of 3 pods)",
+        "pdb db/pct (minAvailable 100% of 2 pods)",
+        "pdb db/none (maxUnavailable 0)",
+    ]
