@@ -140,6 +140,16 @@ tier_build_docs() {
   # and ansible-doc would read the checkout.
   ANSIBLE_COLLECTIONS_PATH="$dest" PYTHONPATH='' in_venv ansible-galaxy collection install --offline -p "$dest" "$out"/skewsafe-kubeadm-*.tar.gz
   [ -f "$dest/ansible_collections/skewsafe/kubeadm/MANIFEST.json" ] || { echo "the tarball was not installed into $dest"; exit 1; }
+  # What users get: the collection's content and its unit tests (as the model collections ship), no dev tooling.
+  local listing stray f
+  listing=$(tar -tzf "$out"/skewsafe-kubeadm-*.tar.gz | grep -v '/$')
+  stray=$(grep -vE '^(plugins|roles|playbooks|meta|docs|changelogs|tests/unit)/|^(tests/config\.yml|README\.md|COPYING|MANIFEST\.json|FILES\.json|requirements\.txt|bindep\.txt)$' <<<"$listing" || true)
+  [ -z "$stray" ] || { echo "the tarball carries files users do not need:"; echo "$stray"; exit 1; }
+  for f in plugins/action/mvp_check.py roles/control_plane_upgrade/meta/argument_specs.yml playbooks/upgrade.yml \
+    meta/runtime.yml changelogs/changelog.yaml README.md COPYING requirements.txt; do
+    grep -qx "$f" <<<"$listing" || { echo "the tarball lacks $f"; exit 1; }
+  done
+  echo "tarball: $(wc -l <<<"$listing") files, no developer tooling"
   PYTHONPATH='' in_venv python "$repo/hack/check_docs.py" "$dest"
   # Execution environment: ansible-builder's introspection of the installed collection must find
   # its Python needs, and the example EE definition must give a complete build context.
