@@ -35,6 +35,17 @@ except ImportError:
         body = None
 
 
+try:
+    import urllib3
+
+    # connection refused, timeouts and retries given up surface as urllib3 errors, not OSError
+    TRANSPORT_ERRORS = (OSError, urllib3.exceptions.HTTPError)
+except ImportError:  # pragma: no cover - kubernetes depends on urllib3
+    TRANSPORT_ERRORS = (OSError,)
+
+# Seconds for one API request of the typed client (a hung API server must not stall a run).
+REQUEST_TIMEOUT = 30
+
 # kubeadm writes the admin kubeconfig here on every control-plane node.
 KUBEADM_ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf"
 

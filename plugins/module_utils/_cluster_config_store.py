@@ -11,6 +11,8 @@ import os
 import tempfile
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import (
+    REQUEST_TIMEOUT,
+    TRANSPORT_ERRORS,
     ApiException,
     api_error_message,
     build_api_client,
@@ -69,13 +71,18 @@ class ConfigMapStore:
         self.configmap = None
         self.resource_version = None
 
+    def _host(self):
+        return self.api.api_client.configuration.host
+
     def read(self):
         try:
-            self.configmap = self.api.read_namespaced_config_map(KUBEADM_CONFIGMAP_NAME, KUBEADM_CONFIGMAP_NAMESPACE)
+            self.configmap = self.api.read_namespaced_config_map(
+                KUBEADM_CONFIGMAP_NAME, KUBEADM_CONFIGMAP_NAMESPACE, _request_timeout=REQUEST_TIMEOUT
+            )
         except ApiException as exc:
             raise StoreError(f"cannot read {self.location}: {api_error_message(exc)}") from exc
-        except OSError as exc:  # urllib3 connection errors derive from OSError
-            raise StoreError(f"cannot reach the API server to read {self.location}: {exc}") from exc
+        except TRANSPORT_ERRORS as exc:
+            raise StoreError(f"cannot reach the API server at {self._host()} to read {self.location}: {exc}") from exc
         self.resource_version = self.configmap.metadata.resource_version
         data = self.configmap.data or {}
         if KUBEADM_CONFIGMAP_KEY not in data:
@@ -88,7 +95,9 @@ class ConfigMapStore:
         body.data[KUBEADM_CONFIGMAP_KEY] = text
         body.metadata.resource_version = self.resource_version
         try:
-            written = self.api.replace_namespaced_config_map(KUBEADM_CONFIGMAP_NAME, KUBEADM_CONFIGMAP_NAMESPACE, body)
+            written = self.api.replace_namespaced_config_map(
+                KUBEADM_CONFIGMAP_NAME, KUBEADM_CONFIGMAP_NAMESPACE, body, _request_timeout=REQUEST_TIMEOUT
+            )
         except ApiException as exc:
             if exc.status == 409:
                 raise StoreError(
@@ -97,4 +106,7 @@ class ConfigMapStore:
                     conflict=True,
                 ) from exc
             raise StoreError(f"cannot write {self.location}: {api_error_message(exc)}") from exc
+        except TRANSPORT_ERRORS as exc:
+            # the write may or may not have landed: the next read shows which
+            raise StoreError(f"cannot reach the API server at {self._host()} to write {self.location}: {exc}") from exc
         self.resource_version = written.metadata.resource_version

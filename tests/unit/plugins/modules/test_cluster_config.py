@@ -322,3 +322,14 @@ def test_api_key_is_not_logged(run_module, api):
         },
     )
     assert "s3cr3t" not in json.dumps(result)
+
+
+def test_an_unreachable_api_server_is_a_clear_failure_not_a_traceback(run_module, api, monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise urllib3.exceptions.MaxRetryError(None, CM_URL, "Connection refused")
+
+    monkeypatch.setattr(api, "request", refuse)
+    failed, result = run_module(cluster_config.main, cm_args(api, api_server_extra_args=PEER_CA))
+    assert failed
+    assert result["msg"].startswith("cannot reach the API server at https://")
+    assert "to read configmap kube-system/kubeadm-config" in result["msg"]
