@@ -30,6 +30,7 @@ CHECKS=(
 )
 suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 HD=$CACHE/host-deps
+# shellcheck disable=SC2034  # read by debootstrap_tar (ansible-test's shellcheck does not follow sources)
 LAB_CACHE=$HD # debootstrap_tar keeps its scratch rootfs and .debs here
 base=$HD/minbase-$suite.tar
 t0=$SECONDS

@@ -79,7 +79,7 @@ def run(module):
         "api_version": config.api_version,
         "changed_args": changed_args,
         "cluster_configuration": config.cluster,
-        "previous": before,
+        "previous": config.original_document_text,
         "location": store.location,
     }
     resource_version = getattr(store, "resource_version", None)
@@ -92,6 +92,12 @@ def run(module):
             "before_header": f"{store.location} (ClusterConfiguration)",
             "after_header": f"{store.location} (ClusterConfiguration)",
         }
+
+    if changed_args and config.drops_comments():
+        module.warn(
+            f"{store.location}: the comments inside the ClusterConfiguration document are not kept when it is "
+            "rewritten (comments before it and other documents are); 'previous' holds the original text"
+        )
 
     # 3. Write only when something changed and not in check mode.
     if changed_args and not module.check_mode:

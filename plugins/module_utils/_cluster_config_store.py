@@ -40,21 +40,23 @@ class FileStore:
 
     def read(self):
         try:
-            with open(self.path, encoding="utf-8") as handle:
+            # newline="": CRLF files are read and written back as they are
+            with open(self.path, encoding="utf-8", newline="") as handle:
                 return handle.read()
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc.strerror}") from exc
 
     def write(self, text, backup=False):
-        """Atomically replace the file (same mode); return the backup path or None."""
-        backup_file = self.module.backup_local(self.path) if backup else None
-        directory = os.path.dirname(os.path.abspath(self.path))
+        """Atomically replace the file (same mode), through a symlink to its target; return the backup path or None."""
+        target = os.path.realpath(self.path)  # a symlinked config stays a symlink; its target is edited
+        backup_file = self.module.backup_local(target) if backup else None
+        directory = os.path.dirname(target)
         fd, tmp = tempfile.mkstemp(prefix=".cluster_config.", dir=directory)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
-            os.chmod(tmp, os.stat(self.path).st_mode & 0o7777)
-            self.module.atomic_move(tmp, self.path)
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            self.module.atomic_move(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)

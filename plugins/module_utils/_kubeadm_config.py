@@ -43,7 +43,7 @@ COMPONENTS = {
     "scheduler": "scheduler",
 }
 
-_DOC_START_RE = re.compile(r"(?m)^(?=---(?:[ \t].*)?$)")
+_DOC_START_RE = re.compile(r"(?m)^(?=---(?:[ \t].*)?\r?$)")
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
@@ -118,6 +118,9 @@ class KubeadmConfig:
             )
         self.api_version = api_version
         self.original_cluster_text = self.cluster_text()
+        # what was read, byte for byte (the backup an operator can restore), and its line endings
+        self.original_document_text = self.documents[self.index].text
+        self.newline = "\r\n" if "\r\n" in text else "\n"
 
     @property
     def list_form(self):
@@ -174,20 +177,29 @@ class KubeadmConfig:
                 "kubeadm 1.35 or older first"
             )
 
-    def render(self):
-        """The whole text with the ClusterConfiguration re-serialised and everything else untouched."""
-        doc = self.documents[self.index]
-        # Keep the separator and comment lines that precede the mapping.
-        prefix_lines = []
-        for line in doc.text.splitlines(keepends=True):
+    def _prefix_lines(self):
+        """The separator and comment lines that precede the ClusterConfiguration mapping (kept on render)."""
+        lines = []
+        for line in self.documents[self.index].text.splitlines(keepends=True):
             if line.startswith("---") or line.lstrip().startswith("#") or not line.strip():
-                prefix_lines.append(line)
+                lines.append(line)
             else:
                 break
-        prefix = "".join(prefix_lines)
+        return lines
+
+    def drops_comments(self):
+        """Whether re-serialising the ClusterConfiguration loses comments inside its mapping (PyYAML keeps none)."""
+        body = self.documents[self.index].text.splitlines()[len(self._prefix_lines()) :]
+        return any(line.lstrip().startswith("#") or " #" in line for line in body)
+
+    def render(self):
+        """The whole text with the ClusterConfiguration re-serialised and everything else untouched."""
+        prefix = "".join(self._prefix_lines())
         if prefix and not prefix.endswith("\n"):
-            prefix += "\n"
+            prefix += self.newline
         body = dump_yaml(self.cluster)
+        if self.newline != "\n":
+            body = body.replace("\n", self.newline)
         parts = [d.text for d in self.documents]
         parts[self.index] = prefix + body
         return "".join(parts)

@@ -51,6 +51,10 @@ options:
   path:
     description:
       - The kubeadm config file to edit when O(source=file).
+      - A symlink is followed; its target is replaced atomically and the link stays. CRLF line endings are kept.
+      - Only the ClusterConfiguration document is rewritten; other documents and the comment lines before it stay
+        byte for byte. Comments inside the ClusterConfiguration mapping are not kept (a warning says so); the
+        original text is in RV(previous).
     type: path
   backup:
     description:
@@ -171,8 +175,8 @@ cluster_configuration:
   sample: {apiVersion: kubeadm.k8s.io/v1beta4, kind: ClusterConfiguration, kubernetesVersion: v1.36.5}
 previous:
   description:
-    - The ClusterConfiguration as it was before, as YAML text (for O(source=file), the ClusterConfiguration
-      document only). Save it on the controller to keep a backup.
+    - The ClusterConfiguration exactly as it was read, comments and quoting included (for O(source=file), the
+      ClusterConfiguration document only). Save it on the controller to keep a backup.
   returned: success
   type: str
 location:

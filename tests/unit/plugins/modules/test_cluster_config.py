@@ -333,3 +333,40 @@ def test_an_unreachable_api_server_is_a_clear_failure_not_a_traceback(run_module
     assert failed
     assert result["msg"].startswith("cannot reach the API server at https://")
     assert "to read configmap kube-system/kubeadm-config" in result["msg"]
+
+
+def test_file_source_through_a_symlink_keeps_the_link(run_module, tmp_path):
+    real = tmp_path / "real" / "kubeadm.yaml"
+    real.parent.mkdir()
+    real.write_text(INIT_FILE)
+    link = tmp_path / "kubeadm.yaml"
+    link.symlink_to(real)
+    failed, result = run_module(
+        cluster_config.main, {"source": "file", "path": str(link), "api_server_extra_args": PEER_CA}
+    )
+    assert not failed and result["changed"], result
+    assert link.is_symlink() and link.resolve() == real
+    assert "peer-ca-file" in real.read_text()
+
+
+def test_file_source_keeps_crlf_and_the_original_text(run_module, tmp_path, monkeypatch):
+    from ansible.module_utils import basic
+
+    warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg, **kw: warnings.append(msg))
+    original = INIT_FILE.replace("kind: ClusterConfiguration\n", "kind: ClusterConfiguration\n# why: audited\n", 1)
+    crlf = original.replace("\n", "\r\n")
+    path = tmp_path / "kubeadm.yaml"
+    path.write_bytes(crlf.encode())
+    failed, result = run_module(
+        cluster_config.main, {"source": "file", "path": str(path), "api_server_extra_args": PEER_CA}
+    )
+    assert not failed and result["changed"], result
+    written = path.read_bytes().decode()
+    assert "\n" not in written.replace("\r\n", ""), "a bare LF crept in"
+    # the other documents are byte for byte what they were
+    for doc in crlf.split("---")[1:]:
+        if "ClusterConfiguration" not in doc:
+            assert doc in written
+    assert "# why: audited" in result["previous"] and "\r\n" in result["previous"]
+    assert any("comments inside the ClusterConfiguration" in w for w in warnings), warnings
