@@ -142,6 +142,9 @@ class Harness:
             self._save_state()
             self._shared_pki()
             for server in self.servers.values():
+                # Every up starts from the configuration it was asked for: a work directory kept from an
+                # earlier up (make harness-up) must not carry its flags (or its addresses) into this one.
+                self.config_path(server.name).unlink(missing_ok=True)
                 self.render(server.name)
             self._start_etcd()
             self._credentials()
