@@ -177,7 +177,7 @@ def runner_job(lab, tmp_path):
     """Run a wrapper playbook (as an AWX project holds it: docs/awx.md) through ansible-runner."""
     import ansible_runner
 
-    def run(playbook: str, extravars: dict | None = None, cmdline: str = "") -> RunnerJob:
+    def run(playbook: str, extravars: dict | None = None, cmdline: str = "", envvars: dict | None = None) -> RunnerJob:
         data_dir = tmp_path / f"runner-{playbook.removesuffix('.yml')}"
         (data_dir / "project").mkdir(parents=True)
         (data_dir / "inventory").mkdir()
@@ -188,7 +188,7 @@ def runner_job(lab, tmp_path):
         )
         extravars = dict(extravars or {}, skewsafe_artifacts_dir=str(lab.artifacts))
         runner = ansible_runner.run(private_data_dir=str(data_dir), playbook=playbook, extravars=extravars,
-                                    cmdline=cmdline or None, quiet=True, timeout=1800)  # fmt: skip
+                                    cmdline=cmdline or None, envvars=envvars, quiet=True, timeout=1800)  # fmt: skip
         return RunnerJob(runner, data_dir)
 
     return run

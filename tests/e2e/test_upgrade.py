@@ -10,12 +10,15 @@ A step whose predecessor failed fails too, saying so (the cluster is not in the 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, etcd_bin
@@ -310,9 +313,24 @@ def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
         etcd.wait(30)
 
 
-def test_verify_through_ansible_runner(lab, runner_job):
+def _service_account_credential(lab, tmp_path) -> dict:
+    """K8S_AUTH_* for a ServiceAccount token, as AWX's Kubernetes credential injects them."""
+    lab.kubectl("-n", "kube-system", "create", "serviceaccount", "skewsafe-e2e")
+    lab.kubectl("create", "clusterrolebinding", "skewsafe-e2e", "--clusterrole=cluster-admin",
+                "--serviceaccount=kube-system:skewsafe-e2e")  # fmt: skip
+    token = lab.kubectl("-n", "kube-system", "create", "token", "skewsafe-e2e", "--duration=1h").stdout.strip()
+    config = lab.json("config", "view", "--raw")
+    cluster = config["clusters"][0]["cluster"]
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    return {"K8S_AUTH_HOST": cluster["server"], "K8S_AUTH_API_KEY": token, "K8S_AUTH_SSL_CA_CERT": str(ca)}
+
+
+def test_verify_through_ansible_runner_with_a_service_account_token(lab, runner_job, tmp_path):
     after("upgrade")
-    job = runner_job("verify.yml")
+    credentials = Path.home() / ".cache" / "skewsafe.kubeadm" / "credentials"
+    shutil.rmtree(credentials, ignore_errors=True)
+    job = runner_job("verify.yml", envvars=_service_account_credential(lab, tmp_path))
     assert job.status == "successful", job.stdout_tail()
     results = [e["event_data"]["res"] for e in job.events
                if e["event"] == "runner_on_ok" and "Prove MVP" in e["event_data"].get("task", "")]  # fmt: skip
@@ -320,6 +338,9 @@ def test_verify_through_ansible_runner(lab, runner_job):
     nodes = " ".join(m for m in job.messages() if "sslab" in m)
     for node in CONTROL_PLANES + WORKERS:
         assert f"{node} v{NEW}" in nodes, nodes
+    # the token was the credential: no cluster-admin certificate copied to the controller
+    assert not credentials.exists() or not list(credentials.iterdir()), list(credentials.iterdir())
+    assert not list(lab.artifacts.rglob("admin.conf")), "admin.conf left in the artifacts"
 
 
 @pytest.mark.parametrize("scenario", ["mvp_enable", "preflight"])
