@@ -98,7 +98,10 @@ class Sampler:
             while not self._stop.is_set():
                 started = time.time()
                 futures = [outer.submit(self._one, n, a) for n, a in self.control_planes.items()]
-                self.samples.append({"t": round(started, 3), "nodes": [f.result() for f in futures]})
+                nodes = [f.result() for f in futures]
+                if self._stop.is_set():
+                    break  # answers cut short by the stop are no sample
+                self.samples.append({"t": round(started, 3), "nodes": nodes})
                 self._stop.wait(max(0.0, self.interval - (time.time() - started)))
 
     def start(self) -> Sampler:
