@@ -152,9 +152,7 @@ class ActionModule(ActionBase):
             readyz = self._readyz(url, params, task_vars)
             etcd = {"mode": "skipped"} if etcd_mode == "skip" else self._etcd(etcd_mode, manifests, params, task_vars)
             problems = [pods_error] if pods_error else []
-            problems += health.evaluate(manifests, pods or [], readyz, etcd, params.get("expected_version"))
-            if pods_error:  # without the Pods every component would be reported missing as well
-                problems = [p for p in problems if "no Pod in the API" not in p]
+            problems += health.evaluate(manifests, pods, readyz, etcd, params.get("expected_version"))
             streak = 0 if problems else streak + 1
             elapsed = time.monotonic() - started
             display.vv(f"control_plane_health {node} round {attempts} ({elapsed:.0f}s): {problems or 'whole'}")

@@ -71,13 +71,19 @@ def _pod_ready(pod):
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def manifest_problems(name, manifest, expected_version=None):
+    """A kubeadm step that left this manifest behind the expected version."""
+    tag = image_tag(manifest_container(manifest).get("image"))
+    if expected_version and name in VERSIONED and tag != expected_version:
+        return [f"{name}: manifest has {tag}, expected {expected_version}"]
+    return []
+
+
 def component_problems(name, manifest, pod, expected_version=None):
     """Problems of one static Pod: manifest vs expected version, mirror Pod vs manifest, running and Ready."""
     container = manifest_container(manifest)
     want_image = container.get("image")
-    problems = []
-    if expected_version and name in VERSIONED and image_tag(want_image) != expected_version:
-        problems.append(f"{name}: manifest has {image_tag(want_image)}, expected {expected_version}")
+    problems = manifest_problems(name, manifest, expected_version)
     if pod is None:
         return [*problems, f"{name}: no Pod in the API for its manifest"]
     pod_container = manifest_container(pod)
@@ -99,18 +105,23 @@ def component_problems(name, manifest, pod, expected_version=None):
 def evaluate(manifests, pods, readyz, etcd, expected_version=None):
     """Everything that keeps the node from being whole, as sentences; [] when whole.
 
-    manifests: {component: parsed static Pod or None (no manifest)}; pods: control-plane Pods of the node;
+    manifests: {component: parsed static Pod or None (no manifest)}; pods: control-plane Pods of the node,
+    or None when they could not be read (then only the manifests themselves are judged);
     readyz: {status, msg} of the local kube-apiserver's /readyz; etcd: {mode, members, error}.
     """
     problems = []
     if manifests.get("kube-apiserver") is None:
         problems.append("kube-apiserver: no manifest on the node")
     by_component = {}
-    for pod in pods:
+    for pod in pods or []:
         component = ((pod.get("metadata") or {}).get("labels") or {}).get("component")
         by_component.setdefault(component, pod)
     for name in COMPONENTS:
-        if manifests.get(name) is not None:
+        if manifests.get(name) is None:
+            continue
+        if pods is None:
+            problems.extend(manifest_problems(name, manifests[name], expected_version))
+        else:
             problems.extend(component_problems(name, manifests[name], by_component.get(name), expected_version))
     if readyz.get("status") != 200:
         problems.append(f"kube-apiserver /readyz at {readyz.get('url')}: {readyz.get('msg') or readyz.get('status')}")
