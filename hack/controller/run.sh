@@ -25,18 +25,16 @@ repo=$(cd "$here/../.." && pwd)
 . "$repo/lab/lib.sh"
 # shellcheck source=hack/controller/versions.env
 . "$here/versions.env"
+# shellcheck source=hack/own-dockerd.sh
+. "$repo/hack/own-dockerd.sh"
 
 CTRL_CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}/controller
-RUN=$CTRL_CACHE/run
-SOCK=$RUN/docker.sock
-PIDFILE=$RUN/docker.pid
+OWN_DOCKERD_RUN=$CTRL_CACHE/run
 # debootstrap_tar (lab/lib.sh) keeps its scratch rootfs and .debs under $LAB_CACHE: use ours.
 # shellcheck disable=SC2034  # read by debootstrap_tar (ansible-test's shellcheck does not follow sources)
 LAB_CACHE=$CTRL_CACHE
 HOST_CA=/etc/ssl/certs/ca-certificates.crt
 t_start=$SECONDS
-
-cdocker() { "$DOCKER_BIN" -H "unix://$SOCK" "$@"; }
 
 # ------------------------------------------------------------------ prerequisites
 [ -n "${CHECK_DEPS_ONLY:-}" ] || "$repo/hack/host-deps.sh" install
@@ -47,53 +45,17 @@ need "file:$HOST_CA" "apt-get install -y ca-certificates" # bind-mounted: TLS to
 deps_checked
 [ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
 
-mkdir -p "$RUN"
-# one run at a time (the dockerd socket is shared by runs of this script)
-exec 8>"$CTRL_CACHE/.run.lock"
-flock 8
-
-# ------------------------------------------------------------------ own dockerd
-dockerd_ours() { # PID is a dockerd on our socket
-  [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q -- "unix://$SOCK"
-}
-stop_dockerd() {
-  local pid _i
-  [ -f "$PIDFILE" ] || return 0
-  pid=$(cat "$PIDFILE")
-  if kill -0 "$pid" 2>/dev/null && dockerd_ours "$pid"; then
-    kill -TERM "$pid"
-    for _i in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then log "dockerd $pid did not stop in 30s"; return 1; fi
-    log "dockerd stopped"
-  fi
-  rm -f "$PIDFILE"
-}
-unmount_leftovers() {
-  if grep -q " $RUN/" /proc/mounts; then
-    grep " $RUN/" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l
-    log "lazily unmounted leftovers under $RUN (dockerd 20.10 leaves exec/netns/default)"
-  fi
-}
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  stop_dockerd || rc=1
-  unmount_leftovers
+  own_dockerd_stop || rc=1
   log "total $((SECONDS - t_start))s, exit $rc"
   exit "$rc"
 }
-stop_dockerd # a leftover of a killed run (we hold the lock, so it is not a live run's)
-unmount_leftovers
+own_dockerd_start # one run at a time: holds the lock until this script exits
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-nohup dockerd -H "unix://$SOCK" --data-root "$RUN/data-root" --exec-root "$RUN/exec" \
-  --pidfile "$PIDFILE" --bridge=none --iptables=false --ip-masq=false --ip-forward=false \
-  --storage-driver overlay2 --cgroup-parent /skewsafe-controller \
-  >"$RUN/dockerd.log" 2>&1 &
-for _i in $(seq 150); do cdocker version >/dev/null 2>&1 && break; sleep 0.2; done
-cdocker version >/dev/null 2>&1 || { tail -20 "$RUN/dockerd.log" >&2; die "dockerd did not come up ($RUN/dockerd.log)"; }
-log "own dockerd up (pid $(cat "$PIDFILE")), socket $SOCK"
 
 # ------------------------------------------------------------------ image (cached)
 # The venv recipe (part of the image key, so changing it rebuilds the image).
@@ -129,31 +91,31 @@ env_args=()
 for kv in "${env_kv[@]}"; do env_args+=(-e "$kv"); done
 mkdir -p "$CTRL_CACHE/pip-cache"
 
-if cdocker image inspect "$image" >/dev/null 2>&1; then
+if odocker image inspect "$image" >/dev/null 2>&1; then
   log "image $image (cached)"
 else
   t0=$SECONDS
   debootstrap_tar "$rootfs_tar" "$CONTROLLER_PACKAGES" "$CONTROLLER_SUITE"
   base=skewsafe-controller-rootfs:$CONTROLLER_SUITE-$rootfs_key
-  cdocker image inspect "$base" >/dev/null 2>&1 || cdocker import "$rootfs_tar" "$base" >/dev/null
+  odocker image inspect "$base" >/dev/null 2>&1 || odocker import "$rootfs_tar" "$base" >/dev/null
   log "imported $base"
   # shellcheck disable=SC2086  # unit_pins: one word per pin
-  cid=$(cdocker create --network host "${ca_args[@]}" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
+  cid=$(odocker create --network host "${ca_args[@]}" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
     "$base" env "${env_kv[@]}" /bin/sh -c "$build_cmd" sh "$CONTROLLER_ANSIBLE_CORE" $unit_pins)
-  if ! cdocker start -a "$cid"; then cdocker rm -f "$cid" >/dev/null; die "venv install failed"; fi
-  cdocker commit \
+  if ! odocker start -a "$cid"; then odocker rm -f "$cid" >/dev/null; die "venv install failed"; fi
+  odocker commit \
     --change 'ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' --change 'ENV LC_ALL=C.UTF-8' --change 'ENV HOME=/root' \
     --change 'WORKDIR /root' --change 'CMD ["/bin/bash"]' "$cid" "$image" >/dev/null
-  cdocker rm "$cid" >/dev/null
+  odocker rm "$cid" >/dev/null
   log "built $image in $((SECONDS - t0))s"
 fi
 
 # other pins' images, rootfs tars and ansible-test caches are dead weight
 if [ -z "${CONTROLLER_KEEP_OLD:-}" ]; then
-  cdocker images --format '{{.Repository}}:{{.Tag}}' |
+  odocker images --format '{{.Repository}}:{{.Tag}}' |
     grep -E '^skewsafe-controller(-rootfs)?:' | grep -vxF -e "$image" \
-    -e "skewsafe-controller-rootfs:$CONTROLLER_SUITE-$rootfs_key" | xargs -r "$DOCKER_BIN" -H "unix://$SOCK" rmi >/dev/null || true
+    -e "skewsafe-controller-rootfs:$CONTROLLER_SUITE-$rootfs_key" | xargs -r "$DOCKER_BIN" -H "unix://$OWN_DOCKERD_RUN/docker.sock" rmi >/dev/null || true
   find "$CTRL_CACHE" -maxdepth 1 -name 'rootfs-*.tar' ! -name "${rootfs_tar##*/}" -delete
   find "$CTRL_CACHE/ansible-test" -mindepth 1 -maxdepth 1 ! -name "$image_key" -exec rm -rf {} + 2>/dev/null || true
 fi
@@ -163,7 +125,7 @@ at_cache=$CTRL_CACHE/ansible-test/$image_key
 mkdir -p "$at_cache"
 log "running sanity + units with ansible-core $CONTROLLER_ANSIBLE_CORE (python $CONTROLLER_PYTHON)"
 rc=0
-cdocker run --rm --network host --name "skewsafe-controller-$$" "${ca_args[@]}" "${env_args[@]}" \
+odocker run --rm --network host --name "skewsafe-controller-$$" "${ca_args[@]}" "${env_args[@]}" \
   -v "$repo:/src:ro" -v "$at_cache:/root/.ansible/test" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
   -e CONTROLLER_PYTHON="$CONTROLLER_PYTHON" \
   "$image" bash /src/hack/controller/in-container.sh || rc=$?
