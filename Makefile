@@ -2,11 +2,12 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test host-deps k8s-bins harness-up harness-down lab-up lab-down demo bench help
+.PHONY: test host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
 	@echo "make host-deps     install the host's Debian packages (hack/host-packages.txt)"
+	@echo "make ee            build the execution environment image (ansible-builder; cached) and print its tag"
 	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
 	@echo "make harness-up    start etcd + 3 real kube-apiservers (2 old, 1 new); prints endpoints"
 	@echo "make harness-down  stop them"
@@ -20,6 +21,9 @@ test:
 
 host-deps:
 	hack/host-deps.sh install
+
+ee: host-deps
+	hack/ee/run.sh build
 
 k8s-bins: host-deps
 	hack/build-upstream.sh

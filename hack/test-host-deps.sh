@@ -20,6 +20,7 @@ CHECKS=(
   "hack/build-upstream.sh"
   "hack/harness.sh"
   "hack/controller/run.sh"
+  "hack/ee/run.sh build"
   "lab/build-deps.sh"
   "lab/build-debs.sh"
   "lab/build-images.sh"
