@@ -21,7 +21,7 @@ test_deps() {
 }
 # The dependency test runs this script with CHECK_DEPS_ONLY=1: checks only, nothing installed.
 if [ -n "${CHECK_DEPS_ONLY:-}" ]; then test_deps; deps_checked; fi
-ALL_TIERS="setup host-deps ruff shellcheck ansible-lint sanity units build-docs release binaries integration newer-core e2e"
+ALL_TIERS="setup host-deps ruff shellcheck ansible-lint sanity units build-docs docsite release binaries integration newer-core e2e"
 TIERS=${TIERS:-$ALL_TIERS}
 logs="$work/logs"
 mkdir -p "$logs"
@@ -126,8 +126,8 @@ tier_units() {
   set -e
   cd "$repo"
   in_venv python -m pytest tests/unit -q
-  # the benchmark's own pure logic (statistics, event classification, linear fit)
-  PYTHONPATH="$PYTHONPATH:$repo" in_venv python -m pytest bench/tests -q
+  # the benchmark's own pure logic (statistics, event classification, linear fit) and the EE tooling
+  PYTHONPATH="$PYTHONPATH:$repo" in_venv python -m pytest bench/tests hack/tests -q
 }
 
 tier_build_docs() {
@@ -164,6 +164,15 @@ tier_build_docs() {
   grep -q "ansible-galaxy collection install" "$work/ee/Containerfile"
   grep -q "skewsafe.kubeadm" "$work/ee/_build/requirements.yml"
   echo "execution environment build context: ok ($work/ee)"
+}
+
+# antsibull-docs lint of every plugin and role doc and the extra docs, then the HTML docs site,
+# both from the collection as installed from its tarball by build-docs.
+tier_docsite() {
+  set -e
+  [ -f "$work/installed/ansible_collections/skewsafe/kubeadm/MANIFEST.json" ] ||
+    { echo "docsite needs the installed tarball of tier build-docs: TIERS=\"setup build-docs docsite\""; exit 1; }
+  in_venv "$repo/hack/docsite.sh" "$work/installed" "$work/docsite"
 }
 
 tier_release() {
@@ -212,6 +221,7 @@ else
   run_tier sanity tier_sanity
   run_tier units tier_units
   run_tier build-docs tier_build_docs
+  run_tier docsite tier_docsite
   run_tier release tier_release
   run_tier binaries tier_binaries
   for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e; do
