@@ -85,19 +85,68 @@ servers:
       description: Why the server could not be read, if it could not.
       type: str
 leases:
-  description: kube-apiserver identity leases.
+  description: The kube-apiserver identity leases in C(kube-system) (label C(apiserver.kubernetes.io/identity=kube-apiserver)), one per running server.
   returned: success
   type: list
   elements: dict
+  contains:
+    name:
+      description: Lease name (C(apiserver-) and a hash of the server's host name).
+      type: str
+    hostname:
+      description: The C(kubernetes.io/hostname) label, the host name the server runs on.
+      type: str
+    holder:
+      description: C(spec.holderIdentity), the server's identity.
+      type: str
+    renew_age:
+      description: Seconds since the lease was last renewed; a live server renews every 10 seconds.
+      type: float
+    peer_address:
+      description: The address peers dial to proxy to this server (C(host:port) from its peer-advertise annotation).
+      type: str
+  sample:
+    - name: apiserver-4k3ffrnhq3anqfsbfmhbkz4l3y
+      hostname: sslab-cp1
+      holder: apiserver-4k3ffrnhq3anqfsbfmhbkz4l3y_5f0e6c1a-8d6b-4b52-9b7e-2f3c1b2a9d10
+      renew_age: 3.2
+      peer_address: 10.214.1.11:6443
 peer_tls:
   description: Per server, the address peers dial and the TLS error verifying it as C(kubernetes.default.svc), if any.
   returned: success
   type: dict
 probes:
-  description: In mixed mode, the live probes of resources only newer servers serve, on each older server.
+  description: In mixed mode, the live probes of resources only newer servers serve, on each older server; empty in steady mode.
   returned: success
   type: list
   elements: dict
+  contains:
+    server:
+      description: The older server probed.
+      type: str
+    gvr:
+      description: Group, version and resource probed.
+      type: list
+      elements: str
+    path:
+      description: The request path (a list with C(limit=1)).
+      type: str
+    status:
+      description: HTTP status of the request as a client sends it; 200 means the server proxied it to a peer.
+      type: int
+    status_local:
+      description: HTTP status with C(x-kubernetes-peer-proxied) set, which stops proxying; 404 shows the server does not serve the resource itself.
+      type: int
+    body:
+      description: The first 300 characters of the answer, or the transport error.
+      type: str
+  sample:
+    - server: sslab-cp2
+      gvr: [resource.k8s.io, v1beta2, deviceclasses]
+      path: /apis/resource.k8s.io/v1beta2/deviceclasses?limit=1
+      status: 200
+      status_local: 404
+      body: '{"kind":"DeviceClassList","apiVersion":"resource.k8s.io/v1beta2","metadata":{"resourceVersion":"1234"},"items":[]}'
 manifest:
   description: MVP-relevant flags of the local kube-apiserver manifest.
   returned: success
