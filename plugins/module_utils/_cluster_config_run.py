@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_store import (
     ConfigMapStore,
     FileStore,
@@ -20,7 +20,6 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
     KubeadmConfig,
     KubeadmConfigError,
     build_updates,
-    parse_minor,
 )
 
 
@@ -52,7 +51,7 @@ def run(module):
         module.fail_json(msg=f"Invalid arguments: {exc}")
     target_minor = None
     if params.get("kubeadm_version"):
-        target_minor = parse_minor(params["kubeadm_version"])
+        target_minor = _version.minor(params["kubeadm_version"])
         if target_minor is None:
             module.fail_json(
                 msg=f"kubeadm_version {params['kubeadm_version']!r} is not a Kubernetes version like 1.37.2"

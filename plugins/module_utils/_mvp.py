@@ -13,6 +13,7 @@ outside, with what to do about it.
 
 from __future__ import annotations
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr, proxy_candidates
 
 # Post-start hooks kube-apiserver registers only when the proxy is built (--peer-ca-file set),
@@ -122,23 +123,13 @@ def result(check, server, passed, detail, cause=None):
     return {"check": check, "server": server, "passed": bool(passed), "detail": detail, "cause": cause}
 
 
-def parse_version(text):
-    """'v1.36.5' -> (1, 36, 5); None for anything else."""
-    try:
-        core = str(text).lstrip("v").split("-", maxsplit=1)[0].split("+", maxsplit=1)[0]
-        major, minor, patch = (int(x) for x in core.split("."))
-        return (major, minor, patch)
-    except (ValueError, AttributeError):
-        return None
-
-
 def roles(servers):
     """Split reachable servers into (old, new) by version; both empty when versions are unknown.
 
     Old is every server below the highest version (with three versions at once, the middle one must
     proxy too), new the servers at the highest.
     """
-    versions = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
+    versions = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
     known = [v for v in versions.values() if v]
     if not known:
         return [], []
@@ -166,7 +157,7 @@ def check_versions(servers, mode):
             results.append(
                 result("versions", s["name"], False, f"{s['endpoint']}: {s['error']}", "unreachable_endpoint")
             )
-    parsed = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
+    parsed = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
     minors = sorted({v[1] for v in parsed.values() if v})
     versions = sorted({s.get("version") for s in servers if s.get("version")})
     if len(minors) > 1 and minors[-1] - minors[0] > 1:

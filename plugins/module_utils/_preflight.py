@@ -77,13 +77,13 @@ def assess(data):
     except plan.PlanError as exc:
         problems.append(f"version: {exc}")
     if (
-        len({v.lstrip("v") for v in apiserver_versions}) > 1
-        and cluster_version
+        cluster_version
+        and len({plan.parse(v) for v in apiserver_versions}) > 1
         and plan.parse(target) != max(plan.parse(v) for v in apiserver_versions)
     ):
         problems.append(
             f"version: control planes run {', '.join(sorted(set(apiserver_versions)))}: finish the upgrade in progress "
-            f"to {max(apiserver_versions)} first"
+            f"to {max(apiserver_versions, key=plan.parse)} first"
         )
 
     by_node = {n.get("metadata", {}).get("name"): n for n in data.get("nodes") or []}

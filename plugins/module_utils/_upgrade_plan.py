@@ -7,9 +7,7 @@
 
 from __future__ import annotations
 
-import re
-
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 
 # Feature gates kubeadm removed, by the minor that no longer knows them. kubeadm refuses unknown
 # gates, so one left in ClusterConfiguration.featureGates breaks the upgrade to that minor.
@@ -25,10 +23,10 @@ class PlanError(ValueError):
 
 def parse(version):
     """'v1.37.2' or '1.37.2' -> (1, 37, 2); PlanError for anything else (pre-releases included)."""
-    match = _VERSION_RE.match(str(version).strip()) if version is not None else None
-    if not match:
+    parsed = _version.release(str(version)) if version is not None else None
+    if parsed is None:
         raise PlanError(f"{version!r} is not a Kubernetes release version like 1.37.2")
-    return tuple(int(x) for x in match.groups())
+    return parsed
 
 
 def fmt(version):
