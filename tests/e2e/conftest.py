@@ -18,6 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "harness"))
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest  # noqa: E402
 from skewsafe_harness.pins import cache_dir, etcd_bin, k8s_bin, new_version, old_version  # noqa: E402
 
 LAB_RUN = cache_dir() / "lab" / "run"
@@ -77,7 +78,7 @@ class Lab:
 
     def apiserver_image_tag(self, node: str) -> str:
         manifest = self.node_exec(node, "cat", "/etc/kubernetes/manifests/kube-apiserver.yaml")
-        return re.search(r"image: \S+/kube-apiserver:(\S+)", manifest).group(1)
+        return _manifest.summary(_manifest.load(manifest))["version"]
 
     def nodes(self) -> dict[str, dict]:
         return {n["metadata"]["name"]: n for n in self.json("get", "nodes")["items"]}

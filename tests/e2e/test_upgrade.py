@@ -24,6 +24,8 @@ import pytest
 from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, etcd_bin
 from health_sampler import Sampler, lab_control_planes, summarize
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
 WRONG_PEER_CA = "/etc/kubernetes/pki/front-proxy-ca.crt"
 MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
@@ -149,7 +151,7 @@ def _apiserver_running_with(lab, node: str, peer_ca: str):
         if pod.returncode != 0:
             return False
         pod = json.loads(pod.stdout)
-        command = pod["spec"]["containers"][0]["command"]
+        command = _manifest.container(pod)["command"]
         ready = [c["status"] for c in pod.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
         statuses = pod.get("status", {}).get("containerStatuses", [])
         return f"--peer-ca-file={peer_ca}" in command and ready == ["True"] and statuses and statuses[0].get("started")

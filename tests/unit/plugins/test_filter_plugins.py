@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import base64
+
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.filter import upgrade
+from ansible_collections.skewsafe.kubeadm.plugins.filter import manifest, upgrade
 
 
 def test_filters_are_registered_and_wrap_errors():
@@ -30,3 +33,24 @@ def test_apiserver_endpoint():
         "name": "cp-1",
         "url": "https://[fd00::1]:8443",
     }
+
+
+def test_static_pod_reads_slurp_results_text_and_documents():
+    static_pod = manifest.FilterModule().filters()["static_pod"]
+    text = "spec:\n  containers:\n  - image: registry.k8s.io/kube-apiserver:v1.35.4\n    command: [kube-apiserver, --peer-ca-file=/p]\n"
+    expected = {
+        "image": "registry.k8s.io/kube-apiserver:v1.35.4",
+        "version": "v1.35.4",
+        "command": ["kube-apiserver", "--peer-ca-file=/p"],
+        "flags": {"peer-ca-file": "/p"},
+    }
+    slurped = {"content": base64.b64encode(text.encode()).decode(), "encoding": "base64", "source": "/m.yaml"}
+    assert static_pod(slurped) == expected
+    assert static_pod(text) == expected
+    assert static_pod(yaml.safe_load(text)) == expected
+
+
+@pytest.mark.parametrize("value", [{"content": "%%%"}, "a: [b", ["kube-apiserver"], "just text"])
+def test_static_pod_refuses_what_is_no_manifest(value):
+    with pytest.raises(AnsibleFilterError, match="static_pod"):
+        manifest.static_pod(value)
