@@ -7,15 +7,19 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _preflight, _report
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _preflight, _report, _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+
+# The upstream package repository (one repository per minor below it); a mirror with the same layout may replace it.
+UPSTREAM_PACKAGE_REPO = "https://pkgs.k8s.io/core:/stable:"
+PACKAGE_KINDS = ("deb", "rpm")
 
 
 def _wrap(func):
     def filter_func(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except plan.PlanError as exc:
+        except (plan.PlanError, ValueError) as exc:
             raise AnsibleFilterError(str(exc)) from exc
 
     filter_func.__name__ = func.__name__
@@ -68,6 +72,17 @@ def kube_minor(version):
     return plan.parse(version)[1]
 
 
+def package_repo_url(version, kind, base_url=None):
+    """``<base_url>/v1.NN/<kind>/``: the package repository of the version's minor (upstream without base_url)."""
+    if kind not in PACKAGE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(PACKAGE_KINDS)}, not {kind!r}")
+    return f"{base_url or UPSTREAM_PACKAGE_REPO}/v1.{plan.parse(version)[1]}/{kind}/"
+
+
+def mvp_feature_gates(version):
+    return _version.mvp_feature_gates(version)
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -79,6 +94,8 @@ class FilterModule:
                 "removed_feature_gates": removed_feature_gates,
                 "hostname_problems": hostname_problems,
                 "kube_minor": kube_minor,
+                "package_repo_url": package_repo_url,
+                "mvp_feature_gates": mvp_feature_gates,
                 "apiserver_endpoint": apiserver_endpoint,
                 "preflight_assessment": preflight_assessment,
                 "upgrade_report": upgrade_report,

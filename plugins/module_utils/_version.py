@@ -66,3 +66,11 @@ def mvp_default_on(text):
     if version_minor is None:
         return None
     return version_minor >= MVP_DEFAULT_ON_MINOR
+
+
+def mvp_feature_gates(text):
+    """The feature gates kube-apiserver needs for MVP at this version: {} when on by default, else the gate."""
+    default_on = mvp_default_on(text)
+    if default_on is None:
+        raise ValueError(f"{text!r} is not a Kubernetes 1.x version")
+    return {} if default_on else {MVP_GATE: True}

@@ -13,7 +13,8 @@ def test_filters_are_registered_and_wrap_errors():
     filters = upgrade.FilterModule().filters()
     assert set(filters) == {"upgrade_steps", "node_upgrade_plan", "host_batches", "removed_feature_gates",
                             "hostname_problems", "kube_minor", "preflight_assessment", "upgrade_report",
-                            "upgrade_report_markdown", "apiserver_endpoint"}  # fmt: skip
+                            "upgrade_report_markdown", "apiserver_endpoint", "package_repo_url",
+                            "mvp_feature_gates"}  # fmt: skip
     assert filters["kube_minor"]("v1.37.2") == 37
     assert filters["upgrade_steps"]("1.36.5", "1.37.2") == ["1.37.2"]
     with pytest.raises(AnsibleFilterError, match="skips"):
@@ -54,3 +55,23 @@ def test_static_pod_reads_slurp_results_text_and_documents():
 def test_static_pod_refuses_what_is_no_manifest(value):
     with pytest.raises(AnsibleFilterError, match="static_pod"):
         manifest.static_pod(value)
+
+
+def test_package_repo_url():
+    url = upgrade.FilterModule().filters()["package_repo_url"]
+    assert url("1.37.2", "deb") == "https://pkgs.k8s.io/core:/stable:/v1.37/deb/"
+    assert url("v1.36.5", "rpm", None) == "https://pkgs.k8s.io/core:/stable:/v1.36/rpm/"
+    assert url("1.37.2", "deb", "http://mirror.lan/k8s") == "http://mirror.lan/k8s/v1.37/deb/"
+    with pytest.raises(AnsibleFilterError, match="kind"):
+        url("1.37.2", "apk")
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
+        url("1.37", "deb")
+
+
+def test_mvp_feature_gates():
+    gates = upgrade.FilterModule().filters()["mvp_feature_gates"]
+    assert gates("v1.35.4") == {"UnknownVersionInteroperabilityProxy": True}
+    assert gates("v1.36.5") == {}
+    assert gates("1.37.2") == {}
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes 1"):
+        gates("latest")
