@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _preflight, _report, _version
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _preflight, _report
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 # The upstream package repository (one repository per minor below it); a mirror with the same layout may replace it.
 UPSTREAM_PACKAGE_REPO = "https://pkgs.k8s.io/core:/stable:"

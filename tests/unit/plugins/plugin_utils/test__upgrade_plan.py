@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._upgrade_plan import (
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._upgrade_plan import (
     PlanError,
     batches,
     cluster_version,

@@ -14,7 +14,7 @@ try:
 except ImportError:  # pragma: no cover
     HAS_YAML = False
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 
 def _ready(obj):

@@ -4,8 +4,8 @@ import copy
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._preflight import assess
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._report import build, markdown
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._preflight import assess
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._report import build, markdown
 
 CLUSTER_CFG = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.5\n"
 
