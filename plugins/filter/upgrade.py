@@ -1,7 +1,7 @@
 # Copyright (c) skewsafe.kubeadm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Version, skew and batch filters for the upgrade roles (documented in the .yml files beside)."""
+"""Version, repository, endpoint, preflight and report filters for the roles (documented in the .yml files beside)."""
 
 from __future__ import annotations
 
@@ -26,26 +26,6 @@ def _wrap(func):
     filter_func.__name__ = func.__name__
     filter_func.__doc__ = func.__doc__
     return filter_func
-
-
-def upgrade_steps(current, target, chained=False):
-    return plan.upgrade_steps(current, target, chained)
-
-
-def node_upgrade_plan(kubelet_version, target, name="", role="worker"):
-    return plan.node_plan(name, kubelet_version, target, role)
-
-
-def host_batches(hosts, size=1):
-    return plan.batches(hosts, size)
-
-
-def removed_feature_gates(feature_gates, target):
-    return plan.removed_gates(feature_gates, target)
-
-
-def hostname_problems(hostnames):
-    return plan.hostname_problems(hostnames)
 
 
 def preflight_assessment(data):
@@ -89,11 +69,6 @@ class FilterModule:
         return {
             name: _wrap(func)
             for name, func in {
-                "upgrade_steps": upgrade_steps,
-                "node_upgrade_plan": node_upgrade_plan,
-                "host_batches": host_batches,
-                "removed_feature_gates": removed_feature_gates,
-                "hostname_problems": hostname_problems,
                 "kube_minor": kube_minor,
                 "package_repo_url": package_repo_url,
                 "mvp_feature_gates": mvp_feature_gates,

@@ -81,26 +81,6 @@ def node_plan(name, kubelet_version, target, role):
     return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "upgrade", "steps": steps}
 
 
-def batches(hosts, size):
-    """Split ``hosts`` into batches of ``size`` (an int >= 1, or a percentage string like '25%')."""
-    hosts = list(hosts)
-    if isinstance(size, str) and size.endswith("%"):
-        try:
-            percent = float(size[:-1])
-        except ValueError:
-            raise PlanError(f"batch size {size!r} is not a percentage") from None
-        if not 0 < percent <= 100:
-            raise PlanError(f"batch size {size!r} must be between 0% and 100%")
-        size = max(1, int(len(hosts) * percent / 100))
-    try:
-        size = int(size)
-    except (TypeError, ValueError):
-        raise PlanError(f"batch size {size!r} must be a whole number or a percentage") from None
-    if size < 1:
-        raise PlanError("batch size must be at least 1")
-    return [hosts[i : i + size] for i in range(0, len(hosts), size)]
-
-
 def removed_gates(feature_gates, target):
     """Gates in ClusterConfiguration.featureGates that the target kubeadm no longer knows."""
     tgt_minor = parse(target)[1]

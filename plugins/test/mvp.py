@@ -47,13 +47,6 @@ def mvp_configured(value, version=None):
     return gates.get(MVP_GATE) is True
 
 
-def mvp_proved(value):
-    """True for an mvp_check result that passed."""
-    if not isinstance(value, dict) or "passed" not in value:
-        raise AnsibleFilterError("mvp_proved expects the registered result of skewsafe.kubeadm.mvp_check")
-    return value.get("passed") is True and not value.get("failed_checks")
-
-
 class TestModule:
     def tests(self):
-        return {"mvp_configured": mvp_configured, "mvp_proved": mvp_proved}
+        return {"mvp_configured": mvp_configured}

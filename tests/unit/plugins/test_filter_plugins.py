@@ -11,15 +11,18 @@ from ansible_collections.skewsafe.kubeadm.plugins.filter import manifest, upgrad
 
 def test_filters_are_registered_and_wrap_errors():
     filters = upgrade.FilterModule().filters()
-    assert set(filters) == {"upgrade_steps", "node_upgrade_plan", "host_batches", "removed_feature_gates",
-                            "hostname_problems", "kube_minor", "preflight_assessment", "upgrade_report",
-                            "upgrade_report_markdown", "apiserver_endpoint", "package_repo_url",
-                            "mvp_feature_gates"}  # fmt: skip
+    assert set(filters) == {
+        "kube_minor",
+        "preflight_assessment",
+        "upgrade_report",
+        "upgrade_report_markdown",
+        "apiserver_endpoint",
+        "package_repo_url",
+        "mvp_feature_gates",
+    }
     assert filters["kube_minor"]("v1.37.2") == 37
-    assert filters["upgrade_steps"]("1.36.5", "1.37.2") == ["1.37.2"]
-    with pytest.raises(AnsibleFilterError, match="skips"):
-        filters["upgrade_steps"]("1.35.0", "1.37.2")
-    assert filters["node_upgrade_plan"]("1.36.5", "1.37.2", name="w", role="worker")["node"] == "w"
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
+        filters["kube_minor"]("latest")
 
 
 def test_apiserver_endpoint():
