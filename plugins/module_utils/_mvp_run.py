@@ -22,9 +22,19 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError, Collector, public
 
 # Causes that no amount of waiting fixes: stop early when they persist.
-PERMANENT_CAUSES = ("no_peer_ca_file", "peer_ca_mismatch", "peer_san_missing", "version_skew", "mode_mismatch",
-                    "duplicate_hostname", "negative_control_failed", "gate_off", "peer_unreachable",
-                    "proxy_client_rejected", "lease_missing")  # fmt: skip
+PERMANENT_CAUSES = (
+    "no_peer_ca_file",
+    "peer_ca_mismatch",
+    "peer_san_missing",
+    "version_skew",
+    "mode_mismatch",
+    "duplicate_hostname",
+    "negative_control_failed",
+    "gate_off",
+    "peer_unreachable",
+    "proxy_client_rejected",
+    "lease_missing",
+)
 
 
 class RunError(Exception):
@@ -49,11 +59,18 @@ def build_collector(params):
     client = ApiServerClient(creds, timeout=timeout)
     front = None
     if params.get("front_proxy_client_cert"):
-        front_creds = Credentials(ca_file=creds.ca_file, cert_file=params["front_proxy_client_cert"],
-                                  key_file=params["front_proxy_client_key"])  # fmt: skip
+        front_creds = Credentials(
+            ca_file=creds.ca_file,
+            cert_file=params["front_proxy_client_cert"],
+            key_file=params["front_proxy_client_key"],
+        )
         front = ApiServerClient(front_creds, timeout=timeout)
-    collector = Collector(client, peer_ca_file=params.get("peer_ca_file") or creds.ca_file,
-                          probe_limit=params["probe_limit"], front_proxy_client=front)  # fmt: skip
+    collector = Collector(
+        client,
+        peer_ca_file=params.get("peer_ca_file") or creds.ca_file,
+        probe_limit=params["probe_limit"],
+        front_proxy_client=front,
+    )
     if not endpoints:
         if not creds.host:
             raise RunError("give endpoints, or host / a kubeconfig to discover them from the identity leases")
@@ -109,8 +126,15 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
             )
         except CollectError as exc:
             round_mode = mode
-            results = [{"check": "versions", "server": None, "passed": False, "detail": str(exc),
-                        "cause": "unreachable_endpoint"}]  # fmt: skip
+            results = [
+                {
+                    "check": "versions",
+                    "server": None,
+                    "passed": False,
+                    "detail": str(exc),
+                    "cause": "unreachable_endpoint",
+                }
+            ]
         passed = all(r["passed"] for r in results)
         for r in results:
             history.setdefault(r["check"], {"passed": 0, "failed": 0})["passed" if r["passed"] else "failed"] += 1

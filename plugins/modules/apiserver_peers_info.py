@@ -131,8 +131,10 @@ def main() -> None:
     argument_spec.update(manifest={"type": "path", "default": "/etc/kubernetes/manifests/kube-apiserver.yaml"})
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not _client.HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
-                         exception=_client.KUBERNETES_IMPORT_ERROR)  # fmt: skip
+        module.fail_json(
+            msg=missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
+            exception=_client.KUBERNETES_IMPORT_ERROR,
+        )
     try:
         mode, evidence, requests = collect_once(module.params)
     except RunError as exc:

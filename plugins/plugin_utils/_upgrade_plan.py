@@ -66,8 +66,14 @@ def node_plan(name, kubelet_version, target, role):
     """What happens to one node: ``{"node", "role", "from", "to", "action", "steps"}``."""
     cur, tgt = parse(kubelet_version), parse(target)
     if cur == tgt:
-        return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "skip (already at target)",
-                "steps": []}  # fmt: skip
+        return {
+            "node": name,
+            "role": role,
+            "from": fmt(cur),
+            "to": fmt(tgt),
+            "action": "skip (already at target)",
+            "steps": [],
+        }
     if cur > tgt:
         raise PlanError(f"{name} runs kubelet {fmt(cur)}, newer than the target {fmt(tgt)}")
     if tgt[1] - cur[1] > 3:

@@ -33,8 +33,10 @@ class PlaybookRun:
         self.returncode, self.output, self.killed, self.seconds, self.log = returncode, output, killed, seconds, log
 
     def recap(self) -> dict[str, dict[str, int]]:
-        return {m[1]: {"ok": int(m[2]), "changed": int(m[3]), "unreachable": int(m[4]), "failed": int(m[5])}
-                for m in RECAP.finditer(self.output)}  # fmt: skip
+        return {
+            m[1]: {"ok": int(m[2]), "changed": int(m[3]), "unreachable": int(m[4]), "failed": int(m[5])}
+            for m in RECAP.finditer(self.output)
+        }
 
     def tail(self, lines: int = 80) -> str:
         return f"(full log: {self.log})\n" + "\n".join(self.output.splitlines()[-lines:])
@@ -52,8 +54,13 @@ class Lab:
         self.runs = 0
 
     def kubectl(self, *args, check=True):
-        result = subprocess.run([str(k8s_bin(NEW, "kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
-                                capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+        result = subprocess.run(
+            [str(k8s_bin(NEW, "kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if check and result.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)}: {result.stderr}")
         return result
@@ -62,8 +69,13 @@ class Lab:
         return json.loads(self.kubectl(*args, "-o", "json").stdout)
 
     def node_exec(self, node: str, *command: str, check=True) -> str:
-        result = subprocess.run(["docker", "-H", f"unix://{LAB_RUN / 'docker.sock'}", "exec", node, *command],
-                                capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+        result = subprocess.run(
+            ["docker", "-H", f"unix://{LAB_RUN / 'docker.sock'}", "exec", node, *command],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if check and result.returncode != 0:
             pytest.fail(f"{node}: {' '.join(command)}: {result.stderr}")
         return result.stdout
@@ -96,12 +108,23 @@ class Lab:
         """ansible-playbook skewsafe.kubeadm.<name>; kill_when(line) -> True kills it (SIGKILL) at that line."""
         self.runs += 1
         log = self.logs / f"{self.runs:02d}-{name}.log"
-        cmd = ["ansible-playbook", "-i", str(self.inventory), f"skewsafe.kubeadm.{name}",
-               "-e", f"skewsafe_artifacts_dir={self.artifacts}", *extra]  # fmt: skip
+        cmd = [
+            "ansible-playbook",
+            "-i",
+            str(self.inventory),
+            f"skewsafe.kubeadm.{name}",
+            "-e",
+            f"skewsafe_artifacts_dir={self.artifacts}",
+            *extra,
+        ]
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
         started, lines, killed = time.monotonic(), [], False
-        with open(log, "w") as out, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                                     env=env, start_new_session=True) as proc:  # fmt: skip
+        with (
+            open(log, "w") as out,
+            subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+            ) as proc,
+        ):
             for line in proc.stdout:
                 lines.append(line)
                 out.write(line)
@@ -188,8 +211,15 @@ def runner_job(lab, tmp_path):
             f"---\n- name: {name} (AWX project wrapper)\n  ansible.builtin.import_playbook: skewsafe.kubeadm.{name}\n"
         )
         extravars = dict(extravars or {}, skewsafe_artifacts_dir=str(lab.artifacts))
-        runner = ansible_runner.run(private_data_dir=str(data_dir), playbook=playbook, extravars=extravars,
-                                    cmdline=cmdline or None, envvars=envvars, quiet=True, timeout=1800)  # fmt: skip
+        runner = ansible_runner.run(
+            private_data_dir=str(data_dir),
+            playbook=playbook,
+            extravars=extravars,
+            cmdline=cmdline or None,
+            envvars=envvars,
+            quiet=True,
+            timeout=1800,
+        )
         return RunnerJob(runner, data_dir)
 
     return run

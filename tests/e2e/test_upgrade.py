@@ -290,25 +290,55 @@ def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
     assert digest == backup["sha256"]
 
     data = tmp_path / "restored"
-    subprocess.run([str(etcd_bin(NEW, "etcdutl")), "snapshot", "restore", snapshot, "--data-dir", str(data)],
-                   capture_output=True, text=True, check=True)  # fmt: skip
+    subprocess.run(
+        [str(etcd_bin(NEW, "etcdutl")), "snapshot", "restore", snapshot, "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     client, peer = _free_port(), _free_port()
-    etcd = subprocess.Popen([str(etcd_bin(NEW)), "--data-dir", str(data), "--listen-client-urls", f"http://127.0.0.1:{client}",
-                             "--advertise-client-urls", f"http://127.0.0.1:{client}",
-                             "--listen-peer-urls", f"http://127.0.0.1:{peer}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    etcd = subprocess.Popen(
+        [
+            str(etcd_bin(NEW)),
+            "--data-dir",
+            str(data),
+            "--listen-client-urls",
+            f"http://127.0.0.1:{client}",
+            "--advertise-client-urls",
+            f"http://127.0.0.1:{client}",
+            "--listen-peer-urls",
+            f"http://127.0.0.1:{peer}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         key = "/registry/configmaps/default/before-upgrade"
         deadline = time.monotonic() + 30
         while True:
-            got = subprocess.run([str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", key, "--keys-only"],
-                                 capture_output=True, text=True, check=False)  # fmt: skip
+            got = subprocess.run(
+                [str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", key, "--keys-only"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if got.returncode == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
         assert got.stdout.strip() == key, got.stderr
-        keys = subprocess.run([str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", "/registry/",
-                               "--prefix", "--keys-only"], capture_output=True, text=True, check=True)  # fmt: skip
+        keys = subprocess.run(
+            [
+                str(etcd_bin(NEW, "etcdctl")),
+                f"--endpoints=127.0.0.1:{client}",
+                "get",
+                "/registry/",
+                "--prefix",
+                "--keys-only",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert len([k for k in keys.stdout.splitlines() if k]) > 100, keys.stdout[-2000:]
     finally:
         etcd.terminate()
@@ -318,8 +348,13 @@ def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
 def _service_account_credential(lab, tmp_path) -> dict:
     """K8S_AUTH_* for a ServiceAccount token, as AWX's Kubernetes credential injects them."""
     lab.kubectl("-n", "kube-system", "create", "serviceaccount", "skewsafe-e2e")
-    lab.kubectl("create", "clusterrolebinding", "skewsafe-e2e", "--clusterrole=cluster-admin",
-                "--serviceaccount=kube-system:skewsafe-e2e")  # fmt: skip
+    lab.kubectl(
+        "create",
+        "clusterrolebinding",
+        "skewsafe-e2e",
+        "--clusterrole=cluster-admin",
+        "--serviceaccount=kube-system:skewsafe-e2e",
+    )
     token = lab.kubectl("-n", "kube-system", "create", "token", "skewsafe-e2e", "--duration=1h").stdout.strip()
     config = lab.json("config", "view", "--raw")
     cluster = config["clusters"][0]["cluster"]
@@ -334,8 +369,11 @@ def test_verify_through_ansible_runner_with_a_service_account_token(lab, runner_
     shutil.rmtree(credentials, ignore_errors=True)
     job = runner_job("verify.yml", envvars=_service_account_credential(lab, tmp_path))
     assert job.status == "successful", job.stdout_tail()
-    results = [e["event_data"]["res"] for e in job.events
-               if e["event"] == "runner_on_ok" and "Prove MVP" in e["event_data"].get("task", "")]  # fmt: skip
+    results = [
+        e["event_data"]["res"]
+        for e in job.events
+        if e["event"] == "runner_on_ok" and "Prove MVP" in e["event_data"].get("task", "")
+    ]
     assert results and results[0]["passed"] and results[0]["mode"] == "steady", results
     nodes = " ".join(m for m in job.messages() if "sslab" in m)
     for node in CONTROL_PLANES + WORKERS:
@@ -349,8 +387,15 @@ def test_verify_through_ansible_runner_with_a_service_account_token(lab, runner_
 def test_molecule_scenario(lab, scenario):
     after("upgrade")
     env = dict(os.environ, SKEWSAFE_LAB_INVENTORY=str(lab.inventory), SKEWSAFE_KUBERNETES_VERSION=NEW, NO_COLOR="1")
-    result = subprocess.run(["molecule", "test", "-s", scenario], cwd=REPO, env=env, capture_output=True, text=True,
-                            check=False, timeout=1800)  # fmt: skip
+    result = subprocess.run(
+        ["molecule", "test", "-s", scenario],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
     output = result.stdout + result.stderr
     (lab.logs / f"molecule-{scenario}.log").write_text(output)
     assert result.returncode == 0, output[-6000:]

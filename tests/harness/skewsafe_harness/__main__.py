@@ -109,8 +109,11 @@ def record_mvp(work: Path) -> dict:
             if merged != harness.request(first, "/apis", {"Accept": ACCEPT_V2_NOPEER}).body:
                 break
             time.sleep(1)
-        creds = Credentials(ca_file=str(harness.ca_file), cert_file=str(harness.work / "client" / "super-admin.crt"),
-                            key_file=str(harness.work / "client" / "super-admin.key"))  # fmt: skip
+        creds = Credentials(
+            ca_file=str(harness.ca_file),
+            cert_file=str(harness.work / "client" / "super-admin.crt"),
+            key_file=str(harness.work / "client" / "super-admin.key"),
+        )
         recorder = RecordingClient(ApiServerClient(creds))
         endpoints = [{"url": s.url, "name": s.name} for s in harness.servers.values()]
         Collector(recorder, peer_ca_file=None, probe_limit=2).collect(endpoints, "mixed")

@@ -40,8 +40,16 @@ from . import kubeadm
 from .namespaces import Network, preexec
 from .pins import HarnessError, etcd_bin, k8s_bin
 
-SHARED_PKI_FILES = ("ca.crt", "ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "sa.key", "sa.pub",
-                    "etcd/ca.crt", "etcd/ca.key")  # fmt: skip
+SHARED_PKI_FILES = (
+    "ca.crt",
+    "ca.key",
+    "front-proxy-ca.crt",
+    "front-proxy-ca.key",
+    "sa.key",
+    "sa.pub",
+    "etcd/ca.crt",
+    "etcd/ca.key",
+)
 READY_TIMEOUT = 120.0
 
 
@@ -184,8 +192,12 @@ class Harness:
         first = self.first
         cfg.write_text(base_config(first, shared, self.work))
         for phase in ("ca", "front-proxy-ca", "etcd-ca", "sa"):
-            kubeadm.run(first.version, ["init", "phase", "certs", phase, "--config", str(cfg)], self.work / "etc-shared",
-                        self.log)  # fmt: skip
+            kubeadm.run(
+                first.version,
+                ["init", "phase", "certs", phase, "--config", str(cfg)],
+                self.work / "etc-shared",
+                self.log,
+            )
 
     def config_path(self, name: str) -> Path:
         return self.node_dir(name) / "kubeadm.yaml"
@@ -223,8 +235,21 @@ class Harness:
 
     def _credentials(self) -> None:
         first = self.first
-        kubeadm.run(first.version, ["init", "phase", "kubeconfig", "super-admin", "--config", str(self.config_path(first.name)),
-                                    "--kubeconfig-dir", str(self.kubeconfig.parent)], self.work / "etc-shared", self.log)  # fmt: skip
+        kubeadm.run(
+            first.version,
+            [
+                "init",
+                "phase",
+                "kubeconfig",
+                "super-admin",
+                "--config",
+                str(self.config_path(first.name)),
+                "--kubeconfig-dir",
+                str(self.kubeconfig.parent),
+            ],
+            self.work / "etc-shared",
+            self.log,
+        )
         user = yaml.safe_load(self.kubeconfig.read_text())["users"][0]["user"]
         client = self.work / "client"
         client.mkdir(exist_ok=True)
@@ -236,8 +261,21 @@ class Harness:
     def upload_kubeadm_config(self, name: str | None = None) -> str:
         """Let kubeadm create kube-system/kubeadm-config from a node's config; return its ClusterConfiguration."""
         server = self.servers[name] if name else self.first
-        kubeadm.run(server.version, ["init", "phase", "upload-config", "kubeadm", "--config", str(self.config_path(server.name)),
-                                     "--kubeconfig", str(self.kubeconfig)], self.work / "etc-shared", self.log)  # fmt: skip
+        kubeadm.run(
+            server.version,
+            [
+                "init",
+                "phase",
+                "upload-config",
+                "kubeadm",
+                "--config",
+                str(self.config_path(server.name)),
+                "--kubeconfig",
+                str(self.kubeconfig),
+            ],
+            self.work / "etc-shared",
+            self.log,
+        )
         cm = self.request(server.name, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config").json()
         return cm["data"]["ClusterConfiguration"]
 
@@ -246,9 +284,13 @@ class Harness:
         handle = log.open("ab")
         try:
             return subprocess.Popen(
-                command, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, preexec_fn=preexec(self.network.netns, hostname, self.die_with_parent),
-            )  # fmt: skip
+                command,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=preexec(self.network.netns, hostname, self.die_with_parent),
+            )
         finally:
             handle.close()
 
@@ -323,8 +365,9 @@ class Harness:
         while time.monotonic() < deadline:
             if process is not None and process.poll() is not None:
                 tail = log.read_text(errors="replace").splitlines()[-25:]
-                raise HarnessError(f"process exited (code {process.returncode}) while waiting for {what}; {log}:\n"
-                                   + "\n".join(tail))  # fmt: skip
+                raise HarnessError(
+                    f"process exited (code {process.returncode}) while waiting for {what}; {log}:\n" + "\n".join(tail)
+                )
             if predicate():
                 return
             time.sleep(0.5)
@@ -339,8 +382,9 @@ class Harness:
             self._ssl = ctx
         return self._ssl
 
-    def request(self, name: str, path: str, headers: dict | None = None, method: str = "GET", body=None,
-                timeout: float = 10) -> Response:  # fmt: skip
+    def request(
+        self, name: str, path: str, headers: dict | None = None, method: str = "GET", body=None, timeout: float = 10
+    ) -> Response:
         """A request straight to one API server (never through a load balancer), TLS verified."""
         server = self.servers[name]
         conn = http.client.HTTPSConnection(server.address, 6443, context=self.ssl_context(), timeout=timeout)

@@ -33,9 +33,18 @@ def run(version: str, args: list[str], etc_dir: Path, log: Path | None = None) -
     etc_dir.mkdir(parents=True, exist_ok=True)
     ensure_mountpoint()
     cmd = [
-        "unshare", "--mount", "--propagation", "private",
-        "sh", "-c", _MOUNT_AND_RUN, "sh", str(etc_dir), str(k8s_bin(version, "kubeadm")), *args,
-    ]  # fmt: skip
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        _MOUNT_AND_RUN,
+        "sh",
+        str(etc_dir),
+        str(k8s_bin(version, "kubeadm")),
+        *args,
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if log is not None:
         with log.open("a") as handle:

@@ -11,13 +11,24 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_H
 def evidence(hooks_ok=True):
     servers = []
     for i, version in enumerate(["v1.36.5", "v1.36.5"], 1):
-        servers.append({"name": f"cp-{i}", "endpoint": f"https://10.0.0.{i}:6443", "hostname": f"cp-{i}",
-                        "error": None, "version": version, "ready": True,
-                        "hooks": dict.fromkeys(MVP_HOOKS, "ok") if hooks_ok or i == 1 else {},
-                        "metrics": {"rerouted": [], "proxy_errors": {}, "sync_errors": {}},
-                        "local": set(), "merged": set()})  # fmt: skip
-    leases = [{"name": f"l{i}", "hostname": f"cp-{i}", "holder": "h", "renew_age": 1.0,
-               "peer_address": f"10.0.0.{i}:6443"} for i in (1, 2)]  # fmt: skip
+        servers.append(
+            {
+                "name": f"cp-{i}",
+                "endpoint": f"https://10.0.0.{i}:6443",
+                "hostname": f"cp-{i}",
+                "error": None,
+                "version": version,
+                "ready": True,
+                "hooks": dict.fromkeys(MVP_HOOKS, "ok") if hooks_ok or i == 1 else {},
+                "metrics": {"rerouted": [], "proxy_errors": {}, "sync_errors": {}},
+                "local": set(),
+                "merged": set(),
+            }
+        )
+    leases = [
+        {"name": f"l{i}", "hostname": f"cp-{i}", "holder": "h", "renew_age": 1.0, "peer_address": f"10.0.0.{i}:6443"}
+        for i in (1, 2)
+    ]
     return {"servers": servers, "leases": leases, "peer_tls": {}, "requestheader": {}, "probes": []}
 
 
