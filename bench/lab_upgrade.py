@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-MVP_OFF_VAR = "skewsafe_mvp_enable"  # proposed: false skips enable_mvp and every mvp_check gate
+MVP_OFF_VAR = "skewsafe_mvp_enable"  # proposed: false skips mvp_enable and every mvp_check gate
 
 
 def default_lab_dir() -> Path:

@@ -49,7 +49,7 @@ CAUSES = {
     ),
     "no_peer_ca_file": (
         "kube-apiserver runs without --peer-ca-file, so it never proxies (kubeadm does not set it)",
-        "Run the skewsafe.kubeadm.enable_mvp playbook: it puts peer-ca-file=/etc/kubernetes/pki/ca.crt into "
+        "Run the skewsafe.kubeadm.mvp_enable playbook: it puts peer-ca-file=/etc/kubernetes/pki/ca.crt into "
         "kubeadm-config and re-renders each kube-apiserver one at a time. On 1.35 the gate "
         "UnknownVersionInteroperabilityProxy=true is needed as well.",
     ),

@@ -148,7 +148,7 @@ def assess(data):
     if data.get("require_mvp", True) and not mvp_proved:
         problems.append(
             f"mvp: the Mixed Version Proxy is not proved on the running version ({mvp.get('msg', 'no result')}). "
-            "Run the skewsafe.kubeadm.enable_mvp playbook first"
+            "Run the skewsafe.kubeadm.mvp_enable playbook first"
         )
     return {
         "problems": problems,

@@ -123,10 +123,10 @@ def test_workload_with_a_disruption_budget_is_running(lab, tmp_path):
     done["workload"] = True
 
 
-def test_enable_mvp_turns_it_on_and_a_rerun_changes_nothing(lab):
+def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     # Health of every control plane, once a second, from here to the end of the upgrade.
     health["sampler"] = Sampler(lab_control_planes(), pki_from=CONTROL_PLANES[0]).start()
-    run = lab.playbook("enable_mvp")
+    run = lab.playbook("mvp_enable")
     assert run.returncode == 0, run.tail()
     for node in CONTROL_PLANES:
         manifest = lab.node_exec(node, "cat", MANIFEST)
@@ -136,7 +136,7 @@ def test_enable_mvp_turns_it_on_and_a_rerun_changes_nothing(lab):
     assert list((lab.artifacts / "backups").glob("kubeadm-config-*.yaml")), "no backup of the ClusterConfiguration"
 
     before = lab.snapshot_state()
-    rerun = lab.playbook("enable_mvp")
+    rerun = lab.playbook("mvp_enable")
     assert rerun.returncode == 0, rerun.tail()
     recap = rerun.recap()
     assert set(CONTROL_PLANES) <= set(recap), rerun.tail()
@@ -247,7 +247,7 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
 
 
 def test_no_two_control_planes_were_down_at_once(lab):
-    """From enable_mvp to the end of the upgrade: each control plane whole again before the next moved."""
+    """From mvp_enable to the end of the upgrade: each control plane whole again before the next moved."""
     after("mvp")
     samples = health["sampler"].stop()
     after("upgrade")

@@ -226,7 +226,7 @@ def test_no_peer_ca_file(cluster, ansible_module, broken):
     result = check(ansible_module, cluster)
     assert not result["passed"]
     assert ("cp-2", "no_peer_ca_file") in causes(result)
-    assert "enable_mvp" in result["msg"]
+    assert "mvp_enable" in result["msg"]
 
 
 def test_wrong_peer_ca(cluster, ansible_module, broken):

@@ -233,7 +233,7 @@ def test_summary_names_server_cause_and_remedy(healthy):
     healthy["servers"][1]["hooks"] = {}
     msg = summarize(evaluate(healthy, "mixed"))
     assert msg.startswith("MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file")
-    assert "enable_mvp" in msg
+    assert "mvp_enable" in msg
 
 
 def test_wrong_peer_ca_in_steady_state_shows_as_rising_discovery_503s(healthy):

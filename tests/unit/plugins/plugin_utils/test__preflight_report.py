@@ -76,7 +76,7 @@ def test_every_problem_is_reported_at_once(data):
         "used by 2 control planes",
         "apiserver.crt expires",
         "kubeadm 1.38.0 not found",
-        "enable_mvp",
+        "mvp_enable",
     ):
         assert needle in joined, needle
 
