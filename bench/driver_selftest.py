@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from skewsafe_harness import Harness
-from skewsafe_harness.__main__ import peer_ca_hook
+from skewsafe_harness.hooks import peer_ca_hook
 from skewsafe_harness.pins import new_version, old_version
 
 

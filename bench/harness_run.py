@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import ACCEPT_V2, ACCEPT_V2_NOPEER
 from skewsafe_harness import Harness
-from skewsafe_harness.__main__ import peer_ca_hook
+from skewsafe_harness.hooks import peer_ca_hook
 from skewsafe_harness.pins import new_version, old_version
 
 from .tcplb import TcpBalancer
