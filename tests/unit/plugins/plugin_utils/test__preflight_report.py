@@ -183,3 +183,17 @@ def test_disruption_budgets_that_never_allow_an_eviction_are_named(data):
         "pdb db/pct (minAvailable 100% of 2 pods)",
         "pdb db/none (maxUnavailable 0)",
     ]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\n", "unknown ClusterConfiguration apiVersion"),
+        ("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n", "no ClusterConfiguration document found"),
+        ("apiVersion: [kubeadm", "malformed YAML"),
+    ],
+)
+def test_unreadable_kubeadm_config_is_a_problem_not_a_crash(data, text, message):
+    data["kubeadm_config"] = text
+    problems = [p for p in assess(data)["problems"] if p.startswith("kubeadm-config: ")]
+    assert len(problems) == 1 and message in problems[0], problems
