@@ -36,6 +36,12 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import (
+    ApiServerClient,
+    Credentials,
+    Response,
+)
+
 from . import kubeadm
 from .namespaces import Network, preexec
 from .pins import HarnessError, etcd_bin, k8s_bin
@@ -66,16 +72,6 @@ class Server:
     @property
     def url(self) -> str:
         return f"https://{self.address}:6443"
-
-
-@dataclass
-class Response:
-    status: int
-    headers: dict
-    body: bytes
-
-    def json(self):
-        return json.loads(self.body)
 
 
 def base_config(server: Server, pki_dir: Path, work: Path) -> str:
@@ -117,7 +113,7 @@ class Harness:
         self.config_hook = config_hook
         self.network: Network | None = None
         self.etcd: subprocess.Popen | None = None
-        self._ssl: ssl.SSLContext | None = None
+        self._client: ApiServerClient | None = None
 
     # ------------------------------------------------------------------ paths
     def node_dir(self, name: str) -> Path:
@@ -374,30 +370,30 @@ class Harness:
         raise HarnessError(f"timed out after {timeout:.0f}s waiting for {what}; see {log}")
 
     # ------------------------------------------------------------------ HTTP
-    def ssl_context(self) -> ssl.SSLContext:
-        if self._ssl is None:
-            ctx = ssl.create_default_context(cafile=str(self.ca_file))
+    def client(self) -> ApiServerClient:
+        """The collection's own API server client, with the super-admin certificate."""
+        if self._client is None:
             client = self.work / "client"
-            ctx.load_cert_chain(str(client / "super-admin.crt"), str(client / "super-admin.key"))
-            self._ssl = ctx
-        return self._ssl
+            credentials = Credentials(
+                ca_file=str(self.ca_file),
+                cert_file=str(client / "super-admin.crt"),
+                key_file=str(client / "super-admin.key"),
+            )
+            self._client = ApiServerClient(credentials, timeout=10)
+        return self._client
 
     def request(
         self, name: str, path: str, headers: dict | None = None, method: str = "GET", body=None, timeout: float = 10
     ) -> Response:
-        """A request straight to one API server (never through a load balancer), TLS verified."""
+        """A request straight to one API server (never through a load balancer), TLS verified.
+
+        Transport errors raise ConnectionError (an OSError), as a plain socket would.
+        """
         server = self.servers[name]
-        conn = http.client.HTTPSConnection(server.address, 6443, context=self.ssl_context(), timeout=timeout)
-        try:
-            payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
-            hdrs = dict(headers or {})
-            if payload is not None:
-                hdrs.setdefault("Content-Type", "application/json")
-            conn.request(method, path, body=payload, headers=hdrs)
-            resp = conn.getresponse()
-            return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
-        finally:
-            conn.close()
+        resp = self.client().request(method, server.url, path, headers=headers, body=body, timeout=timeout)
+        if resp.status is None:
+            raise ConnectionError(f"{name} {method} {path}: {resp.error}")
+        return resp
 
     # ------------------------------------------------------------------ state
     def _save_state(self) -> None:
