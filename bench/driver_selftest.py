@@ -20,20 +20,34 @@ from pathlib import Path
 import yaml
 
 from skewsafe_harness import Harness
-from skewsafe_harness.__main__ import peer_ca_hook
+from skewsafe_harness.hooks import peer_ca_hook
 from skewsafe_harness.pins import new_version, old_version
 
 
 def stand_in_playbook(harness: Harness) -> list:
     endpoints = [{"name": s.name, "url": s.url} for s in harness.servers.values()]
     gate = {"kubeconfig": str(harness.kubeconfig), "endpoints": endpoints, "mode": "mixed", "wait_timeout": 60}
-    return [{"name": "Stand-in upgrade", "hosts": "kube_control_plane", "serial": 1, "gather_facts": False, "tasks": [
-        {"name": "Packages | Install kubeadm", "ansible.builtin.command": "sleep 1"},
-        {"name": "Control plane | Run kubeadm upgrade node on {{ inventory_hostname }}", "ansible.builtin.command": "sleep 3"},
-        {"name": "Control plane | Gate | prove the Mixed Version Proxy ({{ inventory_hostname }})",
-         "skewsafe.kubeadm.mvp_check": gate, "run_once": True},
-        {"name": "Node upgrade | Restart kubelet", "ansible.builtin.command": "sleep 1"},
-    ]}]  # fmt: skip
+    return [
+        {
+            "name": "Stand-in upgrade",
+            "hosts": "kube_control_plane",
+            "serial": 1,
+            "gather_facts": False,
+            "tasks": [
+                {"name": "Packages | Install kubeadm", "ansible.builtin.command": "sleep 1"},
+                {
+                    "name": "Control plane | Run kubeadm upgrade node on {{ inventory_hostname }}",
+                    "ansible.builtin.command": "sleep 3",
+                },
+                {
+                    "name": "Control plane | Gate | prove the Mixed Version Proxy ({{ inventory_hostname }})",
+                    "skewsafe.kubeadm.mvp_check": gate,
+                    "run_once": True,
+                },
+                {"name": "Node upgrade | Restart kubelet", "ansible.builtin.command": "sleep 1"},
+            ],
+        }
+    ]
 
 
 def main(argv=None) -> int:
@@ -49,13 +63,32 @@ def main(argv=None) -> int:
         lab = Path(tmp) / "lab"
         lab.mkdir()
         hosts = "\n".join(f"{s.name} ansible_host={s.address}" for s in harness.servers.values())
-        (lab / "inventory.ini").write_text(f"[kube_control_plane]\n{hosts}\n\n[all:vars]\nansible_connection=local\n"
-                                           f"ansible_python_interpreter={sys.executable}\n")  # fmt: skip
+        (lab / "inventory.ini").write_text(
+            f"[kube_control_plane]\n{hosts}\n\n[all:vars]\nansible_connection=local\n"
+            f"ansible_python_interpreter={sys.executable}\n"
+        )
         shutil.copy(harness.kubeconfig, lab / "admin.conf")
         (lab / "play.yml").write_text(yaml.safe_dump(stand_in_playbook(harness), sort_keys=False))
-        driver = [sys.executable, "-m", "bench.lab_upgrade", "--mvp", "on", "--no-recreate", "--lab-dir", str(lab),
-                  "--playbook", str(lab / "play.yml"), "--warmup", "5", "--cooldown", "5", "--rate", "20",
-                  "--out", str(args.out)]  # fmt: skip
+        driver = [
+            sys.executable,
+            "-m",
+            "bench.lab_upgrade",
+            "--mvp",
+            "on",
+            "--no-recreate",
+            "--lab-dir",
+            str(lab),
+            "--playbook",
+            str(lab / "play.yml"),
+            "--warmup",
+            "5",
+            "--cooldown",
+            "5",
+            "--rate",
+            "20",
+            "--out",
+            str(args.out),
+        ]
         rc = subprocess.run(driver, check=False).returncode
     print(
         f"driver_selftest: lab_upgrade exited {rc}; analyse with: python -m bench.analyse {args.out} --out {args.out}/report"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import ACCEPT_V2, ACCEPT_V2_NOPEER
 from skewsafe_harness import Harness
-from skewsafe_harness.__main__ import peer_ca_hook
+from skewsafe_harness.hooks import peer_ca_hook
 from skewsafe_harness.pins import new_version, old_version
 
 from .tcplb import TcpBalancer
@@ -84,9 +84,23 @@ def run(args) -> int:
             lb = TcpBalancer([(s.address, 6443) for s in harness.servers.values()]).start()
             # The load's own bound is generous: this script stops it once the steady tail is done,
             # however late a contended machine made the upgrade steps.
-            cmd = [sys.executable, "-m", "bench.loadgen", "--kubeconfig", str(harness.kubeconfig),
-                   "--lb", f"lb={lb.url}@kubernetes", "--discover", "cp-3,cp-1", "--rate", str(args.rate),
-                   "--duration", str(args.duration * 4), "--out", str(args.out / "requests.jsonl")]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "bench.loadgen",
+                "--kubeconfig",
+                str(harness.kubeconfig),
+                "--lb",
+                f"lb={lb.url}@kubernetes",
+                "--discover",
+                "cp-3,cp-1",
+                "--rate",
+                str(args.rate),
+                "--duration",
+                str(args.duration * 4),
+                "--out",
+                str(args.out / "requests.jsonl"),
+            ]
             cmd += [f"--server={s.name}={s.url}" for s in harness.servers.values()]
             started = time.monotonic()
             loadgen = subprocess.Popen(cmd)
@@ -102,8 +116,15 @@ def run(args) -> int:
                 if loadgen.poll() is None:
                     loadgen.kill()
                 lb.close()
-    meta = {"label": f"harness 2x{old} + 1x{new}, MVP {args.mvp}", "mvp": args.mvp == "on", "old": old, "new": new,
-            "rate": args.rate, "duration": args.duration, "upgrade_steps": args.upgrade_steps}  # fmt: skip
+    meta = {
+        "label": f"harness 2x{old} + 1x{new}, MVP {args.mvp}",
+        "mvp": args.mvp == "on",
+        "old": old,
+        "new": new,
+        "rate": args.rate,
+        "duration": args.duration,
+        "upgrade_steps": args.upgrade_steps,
+    }
     (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return rc
 
@@ -113,8 +134,9 @@ def main(argv=None) -> int:
     parser.add_argument("--mvp", choices=("on", "off"), required=True)
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--rate", type=float, default=40)
-    parser.add_argument("--no-upgrade-steps", dest="upgrade_steps", action="store_false",
-                        help="stay 2 old + 1 new for the whole run")  # fmt: skip
+    parser.add_argument(
+        "--no-upgrade-steps", dest="upgrade_steps", action="store_false", help="stay 2 old + 1 new for the whole run"
+    )
     parser.add_argument("--out", type=Path, required=True)
     return run(parser.parse_args(argv))
 

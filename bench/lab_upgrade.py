@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-MVP_OFF_VAR = "skewsafe_mvp_enable"  # proposed: false skips enable_mvp and every mvp_check gate
+MVP_OFF_VAR = "skewsafe_mvp_enable"  # proposed: false skips mvp_enable and every mvp_check gate
 
 
 def default_lab_dir() -> Path:
@@ -62,22 +62,45 @@ def supports_mvp_off() -> bool:
 
 
 def loadgen_cmd(args, run: Path, kubeconfig: Path, inventory: Path, new_only: Path) -> list:
-    cmd = [sys.executable, "-m", "bench.loadgen", "--kubeconfig", str(kubeconfig), "--lb", f"lb={lb_url(kubeconfig)}",
-           "--new-only-file", str(new_only), "--rate", str(args.rate), "--duration", str(args.max_seconds),
-           "--out", str(args.out / "requests.jsonl")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.loadgen",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--lb",
+        f"lb={lb_url(kubeconfig)}",
+        "--new-only-file",
+        str(new_only),
+        "--rate",
+        str(args.rate),
+        "--duration",
+        str(args.max_seconds),
+        "--out",
+        str(args.out / "requests.jsonl"),
+    ]
     return cmd + [f"--server={name}=https://{addr}:6443" for name, addr in control_planes(inventory)]
 
 
 def playbook_cmd(args, inventory: Path, new: str) -> list:
-    cmd = ["ansible-playbook", "-i", str(inventory), args.playbook, "-e",
-           f"skewsafe_kubernetes_version={new}", "-e", f"skewsafe_artifacts_dir={args.out / 'artifacts'}"]  # fmt: skip
+    cmd = [
+        "ansible-playbook",
+        "-i",
+        str(inventory),
+        args.playbook,
+        "-e",
+        f"skewsafe_kubernetes_version={new}",
+        "-e",
+        f"skewsafe_artifacts_dir={args.out / 'artifacts'}",
+    ]
     return cmd + (["-e", f"{MVP_OFF_VAR}=false"] if args.mvp == "off" else [])
 
 
 def playbook_env(args) -> dict:
     env = dict(os.environ, SKEWSAFE_BENCH_EVENTS=str(args.out / "events.jsonl"))
-    env["ANSIBLE_CALLBACK_PLUGINS"] = ":".join(filter(None, [str(REPO / "bench" / "callback_plugins"),
-                                                             env.get("ANSIBLE_CALLBACK_PLUGINS")]))  # fmt: skip
+    env["ANSIBLE_CALLBACK_PLUGINS"] = ":".join(
+        filter(None, [str(REPO / "bench" / "callback_plugins"), env.get("ANSIBLE_CALLBACK_PLUGINS")])
+    )
     env["ANSIBLE_CALLBACKS_ENABLED"] = "bench_events,ansible.posix.profile_tasks"
     return env
 
@@ -99,8 +122,16 @@ def run(args) -> int:
     versions = pins()
     old, new = versions["K8S_OLD_VERSION"], versions["K8S_NEW_VERSION"]
     args.out.mkdir(parents=True, exist_ok=True)
-    lab, meta = args.lab_dir, {"label": f"lab upgrade {old} -> {new}, MVP {args.mvp}", "mvp": args.mvp == "on",
-                                "old": old, "new": new, "rate": args.rate}  # fmt: skip
+    lab, meta = (
+        args.lab_dir,
+        {
+            "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}",
+            "mvp": args.mvp == "on",
+            "old": old,
+            "new": new,
+            "rate": args.rate,
+        },
+    )
     if args.recreate:
         meta["lab_down_rc"], _ = sh([str(REPO / "lab" / "down.sh")], args.out / "lab-up.log", args.dry_run)
         meta["lab_up_rc"], meta["lab_up_s"] = sh([str(REPO / "lab" / "up.sh")], args.out / "lab-up.log", args.dry_run)

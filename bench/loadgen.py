@@ -77,8 +77,18 @@ def error_text(exc: Exception) -> str:
 
 
 class LoadGenerator:
-    def __init__(self, targets: list[Target], creds, probes: list[Probe], recorder: Recorder, rate: float,
-                 duration: float, workers: int, timeout: float, version_interval: float):  # fmt: skip
+    def __init__(
+        self,
+        targets: list[Target],
+        creds,
+        probes: list[Probe],
+        recorder: Recorder,
+        rate: float,
+        duration: float,
+        workers: int,
+        timeout: float,
+        version_interval: float,
+    ):
         self.targets, self.probes, self.recorder = targets, probes, recorder
         self.rate, self.duration, self.workers, self.version_interval = rate, duration, workers, version_interval
         self.pools = {t.name: pool(t, creds, workers, timeout) for t in targets}
@@ -106,9 +116,16 @@ class LoadGenerator:
             target, probe, due = job
             wall, lag = time.time(), time.monotonic() - due  # lag: how late the worker picked it up
             status, body, error, latency = self.request(target, probe.path)
-            record = {"t": round(wall, 4), "target": target.name, "kind": probe.kind, "gvr": probe.gvr,
-                      "status": status, "latency": round(latency, 5), "lag": round(lag, 4),
-                      "error": error or (detail(body) if status and status >= 300 else None)}  # fmt: skip
+            record = {
+                "t": round(wall, 4),
+                "target": target.name,
+                "kind": probe.kind,
+                "gvr": probe.gvr,
+                "status": status,
+                "latency": round(latency, 5),
+                "lag": round(lag, 4),
+                "error": error or (detail(body) if status and status >= 300 else None),
+            }
             self.recorder.write(record)
 
     def poll_version(self, target: Target) -> None:
@@ -122,15 +139,27 @@ class LoadGenerator:
                     version = json.loads(body).get("gitVersion")
                 except ValueError:
                     error = "unparsable /version"
-            self.recorder.write({"t": round(wall, 4), "target": target.name, "kind": "version", "gvr": None,
-                                 "status": status, "latency": round(latency, 5), "version": version,
-                                 "error": error})  # fmt: skip
+            self.recorder.write(
+                {
+                    "t": round(wall, 4),
+                    "target": target.name,
+                    "kind": "version",
+                    "gvr": None,
+                    "status": status,
+                    "latency": round(latency, 5),
+                    "version": version,
+                    "error": error,
+                }
+            )
             if self.stop.wait(self.version_interval):
                 return
 
     def run(self) -> dict:
-        threads = [threading.Thread(target=self.work, args=(t.name,), daemon=True)
-                   for t in self.targets for _ in range(self.workers)]  # fmt: skip
+        threads = [
+            threading.Thread(target=self.work, args=(t.name,), daemon=True)
+            for t in self.targets
+            for _ in range(self.workers)
+        ]
         threads += [
             threading.Thread(target=self.poll_version, args=(t,), daemon=True) for t in self.targets if t.direct
         ]
@@ -147,8 +176,17 @@ class LoadGenerator:
                 self.jobs[target.name].put_nowait((target, probe, due))
             except queue.Full:  # open loop: never queue up; recorded so the gap shows on the timeline
                 self.skipped[target.name] = self.skipped.get(target.name, 0) + 1
-                self.recorder.write({"t": round(time.time(), 4), "target": target.name, "kind": probe.kind,
-                                     "gvr": probe.gvr, "status": None, "latency": None, "skipped": True})  # fmt: skip
+                self.recorder.write(
+                    {
+                        "t": round(time.time(), 4),
+                        "target": target.name,
+                        "kind": probe.kind,
+                        "gvr": probe.gvr,
+                        "status": None,
+                        "latency": None,
+                        "skipped": True,
+                    }
+                )
             self.sent += 1
         self.stop.set()
         for jobs in self.jobs.values():
@@ -201,14 +239,26 @@ def main(argv=None) -> int:
     creds = load_credentials(args.kubeconfig)
     probes = build_probes(args, {t.name: t for t in targets}, args.kubeconfig)
     recorder = Recorder(args.out)
-    gen = LoadGenerator(targets, creds, probes, recorder, args.rate, args.duration, args.workers, args.timeout,
-                        args.version_interval)  # fmt: skip
+    gen = LoadGenerator(
+        targets, creds, probes, recorder, args.rate, args.duration, args.workers, args.timeout, args.version_interval
+    )
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: gen.stop.set())
-    meta = {"targets": [vars(t) for t in targets], "probes": [vars(p) for p in probes], "rate": args.rate,
-            "duration": args.duration, "workers": args.workers, "timeout": args.timeout, "started": time.time()}  # fmt: skip
-    print(f"loadgen: {len(targets)} targets x {len(probes)} probes at {args.rate:g}/s for <= {args.duration:g}s "
-          f"({', '.join(p.gvr for p in probes)})", file=sys.stderr, flush=True)  # fmt: skip
+    meta = {
+        "targets": [vars(t) for t in targets],
+        "probes": [vars(p) for p in probes],
+        "rate": args.rate,
+        "duration": args.duration,
+        "workers": args.workers,
+        "timeout": args.timeout,
+        "started": time.time(),
+    }
+    print(
+        f"loadgen: {len(targets)} targets x {len(probes)} probes at {args.rate:g}/s for <= {args.duration:g}s "
+        f"({', '.join(p.gvr for p in probes)})",
+        file=sys.stderr,
+        flush=True,
+    )
     result = gen.run()
     recorder.close()
     meta.update(result, finished=time.time())

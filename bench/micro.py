@@ -30,7 +30,7 @@ import yaml
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
 from skewsafe_harness import Harness
-from skewsafe_harness.__main__ import peer_ca_hook
+from skewsafe_harness.hooks import peer_ca_hook
 from skewsafe_harness.pins import new_version, old_version
 
 from . import crds
@@ -38,8 +38,16 @@ from . import crds
 
 def params_for(harness: Harness) -> dict:
     endpoints = [{"name": s.name, "url": s.url} for s in harness.servers.values()]
-    return {"kubeconfig": str(harness.kubeconfig), "endpoints": endpoints, "mode": "mixed", "wait_timeout": 120,
-            "wait_sleep": 2, "success_threshold": 1, "probe_limit": 2, "request_timeout": 5.0}  # fmt: skip
+    return {
+        "kubeconfig": str(harness.kubeconfig),
+        "endpoints": endpoints,
+        "mode": "mixed",
+        "wait_timeout": 120,
+        "wait_sleep": 2,
+        "success_threshold": 1,
+        "probe_limit": 2,
+        "request_timeout": 5.0,
+    }
 
 
 def wait_passing(params: dict, timeout: float = 180) -> float:
@@ -56,18 +64,34 @@ def in_process(params: dict, rounds: int) -> dict:
     for _ in range(rounds):
         wall, cpu = time.monotonic(), time.process_time()
         result = check_until_proved(params)
-        samples.append({"wall": round(time.monotonic() - wall, 3), "cpu": round(time.process_time() - cpu, 3),
-                        "requests": result["requests"], "passed": result["passed"]})  # fmt: skip
+        samples.append(
+            {
+                "wall": round(time.monotonic() - wall, 3),
+                "cpu": round(time.process_time() - cpu, 3),
+                "requests": result["requests"],
+                "passed": result["passed"],
+            }
+        )
     return _summary(samples, ("wall", "cpu", "requests"))
 
 
 def through_ansible(params: dict, runs: int, tmp: Path) -> dict:
     """ansible-playbook on localhost with one mvp_check task; CPU from the children's rusage."""
     out = tmp / "result.json"
-    play = [{"hosts": "localhost", "connection": "local", "gather_facts": False, "tasks": [
-        {"name": "mvp_check", "skewsafe.kubeadm.mvp_check": params, "register": "r", "ignore_errors": True},
-        {"name": "save", "ansible.builtin.copy": {"content": "{{ r | to_json }}", "dest": str(out), "mode": "0600"}},
-    ]}]  # fmt: skip
+    play = [
+        {
+            "hosts": "localhost",
+            "connection": "local",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "mvp_check", "skewsafe.kubeadm.mvp_check": params, "register": "r", "ignore_errors": True},
+                {
+                    "name": "save",
+                    "ansible.builtin.copy": {"content": "{{ r | to_json }}", "dest": str(out), "mode": "0600"},
+                },
+            ],
+        }
+    ]
     (tmp / "play.yml").write_text(yaml.safe_dump(play))
     cmd = [
         "ansible-playbook",
@@ -86,8 +110,15 @@ def through_ansible(params: dict, runs: int, tmp: Path) -> dict:
             raise RuntimeError(f"ansible-playbook failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
         result = json.loads(out.read_text())
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        samples.append({"wall": round(wall, 3), "task_elapsed": result.get("elapsed"), "cpu": round(cpu, 3),
-                        "requests": result.get("requests"), "passed": result.get("passed")})  # fmt: skip
+        samples.append(
+            {
+                "wall": round(wall, 3),
+                "task_elapsed": result.get("elapsed"),
+                "cpu": round(cpu, 3),
+                "requests": result.get("requests"),
+                "passed": result.get("passed"),
+            }
+        )
         out.unlink()
     return _summary(samples, ("wall", "task_elapsed", "cpu", "requests"))
 
@@ -110,11 +141,20 @@ def measure_size(size: int, crd_count: int, args, tmp: Path) -> list:
         setup = {"harness_up_s": round(harness.up_seconds, 1), "first_pass_s": round(wait_passing(params), 1)}
         for crd_n in (0, crd_count) if crd_count else (0,):
             if crd_n:
-                setup = {"crd_create_s": round(crds.create(harness, crd_n), 1),
-                         "crd_served_s": round(crds.wait_served(harness, crd_n), 1)}  # fmt: skip
+                setup = {
+                    "crd_create_s": round(crds.create(harness, crd_n), 1),
+                    "crd_served_s": round(crds.wait_served(harness, crd_n), 1),
+                }
                 setup["first_pass_s"] = round(wait_passing(params), 1)
-            row = {"servers": size, "old": size - 1, "new": 1, "crds": crd_n, "setup": setup,
-                   "load_avg": os.getloadavg()[0], "in_process": in_process(params, args.rounds)}  # fmt: skip
+            row = {
+                "servers": size,
+                "old": size - 1,
+                "new": 1,
+                "crds": crd_n,
+                "setup": setup,
+                "load_avg": os.getloadavg()[0],
+                "in_process": in_process(params, args.rounds),
+            }
             if args.ansible_runs:
                 row["ansible"] = through_ansible(params, args.ansible_runs, tmp)
             print(f"micro: {size} servers, {crd_n} CRDs: {_line(row)}", file=sys.stderr, flush=True)
@@ -147,8 +187,16 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="skewsafe-bench-micro-") as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
             rows += measure_size(size, args.crds, args, Path(tmp))
-    result = {"started": started, "finished": time.time(), "old": old_version(), "new": new_version(),
-              "cpus": os.cpu_count(), "rounds": args.rounds, "ansible_runs": args.ansible_runs, "results": rows}  # fmt: skip
+    result = {
+        "started": started,
+        "finished": time.time(),
+        "old": old_version(),
+        "new": new_version(),
+        "cpus": os.cpu_count(),
+        "rounds": args.rounds,
+        "ansible_runs": args.ansible_runs,
+        "results": rows,
+    }
     result["goals"] = goals(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{args.out}.json").write_text(json.dumps(result, indent=1) + "\n")

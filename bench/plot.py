@@ -29,8 +29,10 @@ def timeline(runs: list, path) -> None:
     fig, axes = plt.subplots(len(runs), 1, figsize=(13, height * len(runs)), squeeze=False)
     for ax, run in zip(axes[:, 0], runs):
         _panel(ax, run)
-    handles = [plt.Line2D([], [], color=c, marker=m, linestyle="", markersize=7, label=k.replace("_", " "))
-               for k, (c, m, _s, _z) in STYLE.items()]  # fmt: skip
+    handles = [
+        plt.Line2D([], [], color=c, marker=m, linestyle="", markersize=7, label=k.replace("_", " "))
+        for k, (c, m, _s, _z) in STYLE.items()
+    ]
     handles.append(plt.Rectangle((0, 0), 1, 1, color="#fff3b0", label="mixed versions (observed)"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
@@ -47,13 +49,29 @@ def _panel(ax, run: dict) -> None:
         ax.axvspan(a - t0, b - t0, color="#fff3b0", zorder=0)
     for what, (colour, marker, size, z) in STYLE.items():
         pts = [r for r in records if outcome(r) == what]
-        ax.scatter([r["t"] - t0 for r in pts], [lane[r["target"]] + KIND_OFFSET.get(r["kind"], 0) for r in pts],
-                   c=colour, marker=marker, s=size, zorder=z, linewidths=0.6, rasterized=True)  # fmt: skip
+        ax.scatter(
+            [r["t"] - t0 for r in pts],
+            [lane[r["target"]] + KIND_OFFSET.get(r["kind"], 0) for r in pts],
+            c=colour,
+            marker=marker,
+            s=size,
+            zorder=z,
+            linewidths=0.6,
+            rasterized=True,
+        )
     for i, mark in enumerate(run["transitions"]):
         x = mark["t"] - t0
         ax.axvline(x, color="#1f77b4", linestyle="--", linewidth=0.8, zorder=2)
-        ax.text(x, len(lanes) - 0.5 + 0.22 * (i % 3), mark["event"], fontsize=6.5, color="#1f77b4",
-                rotation=0, ha="left", va="bottom")  # fmt: skip
+        ax.text(
+            x,
+            len(lanes) - 0.5 + 0.22 * (i % 3),
+            mark["event"],
+            fontsize=6.5,
+            color="#1f77b4",
+            rotation=0,
+            ha="left",
+            va="bottom",
+        )
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels([f"{n}  new-only ▲ / core ▼" if i == 0 else n for i, n in enumerate(lanes)], fontsize=8)
     ax.set_ylim(-0.6, len(lanes) + 0.3)

@@ -41,8 +41,10 @@ def run_section(run: dict) -> list:
         for kind, s in kinds.items():
             f404 = f"{s['false_404']} ({s['false_404_rate']:.1%})" if kind == "new-only" else "-"
             other = s["http_error"] + s["transport_error"]
-            lines.append(f"| {target} | {kind} | {s['requests']} | {f404} | {other} | {s['not_sent']} | {_lat(s['latency_mixed'])} "
-                         f"| {_lat(s['latency_steady'])} |")  # fmt: skip
+            lines.append(
+                f"| {target} | {kind} | {s['requests']} | {f404} | {other} | {s['not_sent']} | {_lat(s['latency_mixed'])} "
+                f"| {_lat(s['latency_steady'])} |"
+            )
     if load["top_errors"]:
         lines += ["", "Most frequent other errors:", ""]
         lines += [f"- {e['count']} x `{e['what']}`" for e in load["top_errors"]]
@@ -55,13 +57,21 @@ def _upgrade(up: dict) -> list:
         return []
     one_time = ""
     if up.get("one_time_mvp_enable_seconds"):
-        one_time = (f" The one-time MVP enablement (peer flags into kubeadm-config, every kube-apiserver re-rendered "
-                    f"and restarted) took {up['one_time_mvp_enable_seconds']} s; without it, as on a cluster already "
-                    f"running MVP, orchestration is **{up['orchestration_share_mvp_already_on']:.1%}**.")  # fmt: skip
-    lines = ["", f"Upgrade: {up['total_seconds']} s wall{' (**playbook failed**)' if up['failed'] else ''}; "
-             f"kubeadm/packages/kubelet/drain/API-server restart {up['external_seconds']} s, collection "
-             f"orchestration {up['orchestration_seconds']} s (**{up['orchestration_share']:.1%}**), "
-             f"of which MVP gates {up['mvp_gate_seconds']} s.{one_time}", "", "| category | seconds |", "|---|---:|"]  # fmt: skip
+        one_time = (
+            f" The one-time MVP enablement (peer flags into kubeadm-config, every kube-apiserver re-rendered "
+            f"and restarted) took {up['one_time_mvp_enable_seconds']} s; without it, as on a cluster already "
+            f"running MVP, orchestration is **{up['orchestration_share_mvp_already_on']:.1%}**."
+        )
+    lines = [
+        "",
+        f"Upgrade: {up['total_seconds']} s wall{' (**playbook failed**)' if up['failed'] else ''}; "
+        f"kubeadm/packages/kubelet/drain/API-server restart {up['external_seconds']} s, collection "
+        f"orchestration {up['orchestration_seconds']} s (**{up['orchestration_share']:.1%}**), "
+        f"of which MVP gates {up['mvp_gate_seconds']} s.{one_time}",
+        "",
+        "| category | seconds |",
+        "|---|---:|",
+    ]
     lines += [f"| {k} | {v} |" for k, v in up["by_category"].items()]
     lines += [
         "",
@@ -73,9 +83,13 @@ def _upgrade(up: dict) -> list:
 
 def markdown(summary: dict, png: str | None) -> str:
     m = summary["machine"]
-    lines = [f"# {summary['title']}", "",
-             f"Generated {summary['generated']} on {m['cpus']} CPUs / {m['mem_gib']} GiB "
-             f"(load average at analysis {m['load_avg'][0]:.1f}).", ""]  # fmt: skip
+    lines = [
+        f"# {summary['title']}",
+        "",
+        f"Generated {summary['generated']} on {m['cpus']} CPUs / {m['mem_gib']} GiB "
+        f"(load average at analysis {m['load_avg'][0]:.1f}).",
+        "",
+    ]
     if summary["goals"]:
         lines += ["| goal | run | measured | met |", "|---|---|---|---|"]
         lines += [f"| {g['goal']} | {g['run']} | {g['measured']} | {_met(g['met'])} |" for g in summary["goals"]]
@@ -84,9 +98,12 @@ def markdown(summary: dict, png: str | None) -> str:
         lines += [f"![timeline: requests over time per target, failures in red/orange/black]({png})", ""]
     for run in summary["runs"]:
         lines += run_section(run)
-    lines += ["Latency is over every answered request (any status) of that kind; 'mixed' is the time the",
-              "direct API servers' /version polls disagreed. A false 404 is a 404 to a LIST of a resource",
-              "that only the newer version serves, after some API server has answered 200 for it: the",
-              "server neither served nor proxied it. Before that, 404 is the right answer and counted",
-              "apart; the false-404 rate is over the new-only requests sent after that point.", ""]  # fmt: skip
+    lines += [
+        "Latency is over every answered request (any status) of that kind; 'mixed' is the time the",
+        "direct API servers' /version polls disagreed. A false 404 is a 404 to a LIST of a resource",
+        "that only the newer version serves, after some API server has answered 200 for it: the",
+        "server neither served nor proxied it. Before that, 404 is the right answer and counted",
+        "apart; the false-404 rate is over the new-only requests sent after that point.",
+        "",
+    ]
     return "\n".join(lines)

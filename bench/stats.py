@@ -1,8 +1,10 @@
-"""Pure functions over load-generator records (stdlib only: runs in the plotting venv too)."""
+"""Pure functions over load-generator records (stdlib and the collection's stdlib-only _version: runs in the plotting venv too)."""
 
 from __future__ import annotations
 
 import math
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._version import triple
 
 OUTCOMES = ("ok", "false_404", "unserved_404", "http_error", "transport_error", "not_sent")
 
@@ -28,11 +30,6 @@ def outcome(record: dict) -> str:
     return "http_error"
 
 
-def _version_key(version: str) -> tuple:
-    core = version.lstrip("v").split("-", 1)[0].split("+", 1)[0]
-    return tuple(int(x) if x.isdigit() else 0 for x in core.split("."))
-
-
 def mark_unserved(records: list) -> dict:
     """Set ``served`` on new-only records: had any target answered 200 for that resource by then?
 
@@ -42,7 +39,7 @@ def mark_unserved(records: list) -> dict:
     kube-apiserver reports its version before it serves its APIs. Records in time order.
     """
     versions = [r["version"] for r in records if r["kind"] == "version" and r.get("version")]
-    newest = max(versions, key=_version_key) if versions else None
+    newest = max(versions, key=lambda v: triple(v) or (0, 0, 0)) if versions else None
     served_from: dict = {}
     for rec in records:
         if rec["kind"] != "new-only":

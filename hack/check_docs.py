@@ -20,8 +20,11 @@ def main(path: str) -> int:
     for plugin_type in PLUGIN_TYPES:
         listing = subprocess.run(
             ["ansible-doc", "-t", plugin_type, "--list", "--json", COLLECTION],
-            capture_output=True, text=True, env=env, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
         if listing.returncode != 0:
             failures.append(f"ansible-doc --list -t {plugin_type}: {listing.stderr.strip()}")
             continue

@@ -119,7 +119,9 @@ def playbook_section(root: Path) -> list[str]:
         "## Playbooks",
         "",
         f"Run them as `{COLLECTION}.<name>` (`ansible-playbook -i inventory.ini {COLLECTION}.upgrade ...`).",
-        "Each list shows the plays in the order they run.",
+        "Each list shows the plays in the order they run, with their tags: `--tags preflight` runs only",
+        "preflight, `--skip-tags etcd_backup` everything but the snapshot. Plays and tasks tagged `always`",
+        "(the input validation, the shared settings) run with any selection.",
     ]
     for path in sorted((root / "playbooks").glob("*.yml")):
         if path.name.endswith(".meta.yml"):
@@ -134,6 +136,9 @@ def playbook_section(root: Path) -> list[str]:
             roles = play_roles(play)
             if roles:
                 entry += " (role " + ", ".join(code(r) for r in roles) + ")"
+            tags = play.get("tags") or []
+            if tags:
+                entry += "; tags " + ", ".join(code(t) for t in ([tags] if isinstance(tags, str) else tags))
             lines.append(entry)
     return lines
 

@@ -59,8 +59,13 @@ class CallbackModule(CallbackBase):
         self._emit("host_start", host=host.get_name(), **self._task(task))
 
     def _result(self, result, status):
-        self._emit("host_end", host=result._host.get_name(), status=status,
-                   changed=bool(result._result.get("changed")), **self._task(result._task))  # fmt: skip
+        self._emit(
+            "host_end",
+            host=result._host.get_name(),
+            status=status,
+            changed=bool(result._result.get("changed")),
+            **self._task(result._task),
+        )
 
     def v2_runner_on_ok(self, result):
         self._result(result, "ok")

@@ -31,12 +31,13 @@ def test_percentile_nearest_rank():
 
 def test_mixed_window_follows_the_version_polls_and_survives_a_silent_server():
     records = [
-        version(0, "cp1", "v1"), version(0, "cp2", "v1"),
-        version(10, "cp1", "v2"),                      # mixed from here
-        rec(12, "cp2", status=None),                   # cp2 down: keeps its last known version
-        version(20, "cp2", "v2"),                      # uniform again
+        version(0, "cp1", "v1"),
+        version(0, "cp2", "v1"),
+        version(10, "cp1", "v2"),  # mixed from here
+        rec(12, "cp2", status=None),  # cp2 down: keeps its last known version
+        version(20, "cp2", "v2"),  # uniform again
         version(30, "cp1", "v2"),
-    ]  # fmt: skip
+    ]
     assert mixed_windows(records) == [(10, 20)]
 
 
@@ -85,11 +86,15 @@ def test_timing_splits_external_work_from_orchestration():
         {"t": 7, "event": "host_start", "uuid": "b", "host": "cp1", "task": apply},
         {"t": 14, "event": "host_end", "uuid": "b", "host": "cp1", "status": "ok", "task": apply},
         {"t": 15, "event": "playbook_end", "failures": 0, "unreachable": 0},
-    ]  # fmt: skip
+    ]
     timing = events.timing(evs)
     assert timing["by_category"] == {
-        "kubeadm": 7, "mvp_enable_restart": 4, "preflight": 2, "packages": 1, "between_tasks": 1,
-    }  # fmt: skip
+        "kubeadm": 7,
+        "mvp_enable_restart": 4,
+        "preflight": 2,
+        "packages": 1,
+        "between_tasks": 1,
+    }
     assert timing["orchestration_share"] == round(7 / 15, 3)  # preflight 2 + MVP enable 4 + gaps 1
     assert timing["one_time_mvp_enable_seconds"] == 4
     assert timing["orchestration_share_mvp_already_on"] == round(3 / 11, 3)
@@ -99,7 +104,7 @@ def test_timing_splits_external_work_from_orchestration():
         {"t": 14, "event": "task_start", "uuid": "e", "task": node},
         {"t": 14, "event": "host_start", "uuid": "e", "host": "cp1", "task": node},
         {"t": 14, "event": "host_end", "uuid": "e", "host": "cp1", "status": "skipped", "task": node},
-    ]  # fmt: skip
+    ]
     assert [m["event"] for m in events.transitions(evs)] == ["cp1 kubeadm upgrade", "cp1 upgraded"]
 
 

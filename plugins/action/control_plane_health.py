@@ -5,21 +5,15 @@
 
 from __future__ import annotations
 
-import base64
 import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - ansible-core itself needs PyYAML
-    yaml = None
 
 display = Display()
 
@@ -60,9 +54,9 @@ class ActionModule(ActionBase):
                     continue
                 raise AnsibleActionFail(f"cannot read the {name} manifest: {got.get('msg')}")
             try:
-                manifests[name] = yaml.safe_load(base64.b64decode(got["content"]))
-            except yaml.YAMLError as exc:
-                raise AnsibleActionFail(f"the {name} manifest is not YAML: {exc}") from exc
+                manifests[name] = _manifest.decode(got["content"])
+            except _manifest.ManifestError as exc:
+                raise AnsibleActionFail(f"the {name} manifest is {exc}") from exc
         return manifests
 
     def _readyz(self, url, params, task_vars):
@@ -168,9 +162,7 @@ class ActionModule(ActionBase):
             elapsed=round(elapsed, 1),
             apiserver_url=url,
             etcd=etcd,
-            components={
-                n: health.image_tag(health.manifest_container(m).get("image")) for n, m in manifests.items() if m
-            },
+            components={n: _manifest.summary(m)["version"] for n, m in manifests.items() if m},
         )
         if problems:
             result["failed"] = True

@@ -10,25 +10,10 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import CHECKS
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import apiservers_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import mvp_check_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError, check_until_proved
 
 display = Display()
-
-
-def argument_spec():
-    spec = apiservers_argspec()
-    spec.update(
-        mode={"type": "str", "choices": ["auto", "steady", "mixed"], "default": "auto"},
-        checks={"type": "list", "elements": "str", "choices": list(CHECKS)},
-        wait_timeout={"type": "int", "default": 300},
-        wait_sleep={"type": "int", "default": 5},
-        success_threshold={"type": "int", "default": 2},
-        fail_fast={"type": "bool", "default": True},
-        proxy_sources={"type": "list", "elements": "str"},
-    )
-    return spec
 
 
 class ActionModule(ActionBase):
@@ -40,7 +25,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
-        _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
+        _validation, params = self.validate_argument_spec(argument_spec=mvp_check_argspec())
         if not _client.HAS_KUBERNETES:
             raise AnsibleActionFail(_client.missing_library_message() + " (it runs on the controller)")
         host = self._task.get_name()

@@ -1,46 +1,31 @@
 # Copyright (c) skewsafe.kubeadm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Version, skew and batch filters for the upgrade roles (documented in the .yml files beside)."""
+"""Version, repository, endpoint, preflight and report filters for the roles (documented in the .yml files beside)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _preflight, _report
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _preflight, _report
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
+
+# The upstream package repository (one repository per minor below it); a mirror with the same layout may replace it.
+UPSTREAM_PACKAGE_REPO = "https://pkgs.k8s.io/core:/stable:"
+PACKAGE_KINDS = ("deb", "rpm")
 
 
 def _wrap(func):
     def filter_func(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except plan.PlanError as exc:
+        except (plan.PlanError, ValueError) as exc:
             raise AnsibleFilterError(str(exc)) from exc
 
     filter_func.__name__ = func.__name__
     filter_func.__doc__ = func.__doc__
     return filter_func
-
-
-def upgrade_steps(current, target, chained=False):
-    return plan.upgrade_steps(current, target, chained)
-
-
-def node_upgrade_plan(kubelet_version, target, name="", role="worker"):
-    return plan.node_plan(name, kubelet_version, target, role)
-
-
-def host_batches(hosts, size=1):
-    return plan.batches(hosts, size)
-
-
-def removed_feature_gates(feature_gates, target):
-    return plan.removed_gates(feature_gates, target)
-
-
-def hostname_problems(hostnames):
-    return plan.hostname_problems(hostnames)
 
 
 def preflight_assessment(data):
@@ -68,17 +53,25 @@ def kube_minor(version):
     return plan.parse(version)[1]
 
 
+def package_repo_url(version, kind, base_url=None):
+    """``<base_url>/v1.NN/<kind>/``: the package repository of the version's minor (upstream without base_url)."""
+    if kind not in PACKAGE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(PACKAGE_KINDS)}, not {kind!r}")
+    return f"{base_url or UPSTREAM_PACKAGE_REPO}/v1.{plan.parse(version)[1]}/{kind}/"
+
+
+def mvp_feature_gates(version):
+    return _version.mvp_feature_gates(version)
+
+
 class FilterModule:
     def filters(self):
         return {
             name: _wrap(func)
             for name, func in {
-                "upgrade_steps": upgrade_steps,
-                "node_upgrade_plan": node_upgrade_plan,
-                "host_batches": host_batches,
-                "removed_feature_gates": removed_feature_gates,
-                "hostname_problems": hostname_problems,
                 "kube_minor": kube_minor,
+                "package_repo_url": package_repo_url,
+                "mvp_feature_gates": mvp_feature_gates,
                 "apiserver_endpoint": apiserver_endpoint,
                 "preflight_assessment": preflight_assessment,
                 "upgrade_report": upgrade_report,

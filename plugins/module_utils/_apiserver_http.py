@@ -115,14 +115,24 @@ class ApiServerClient:
 
     def get(self, base_url, path, headers=None):
         """GET ``base_url + path``; transport errors come back as ``Response(None, ..., error=...)``."""
+        return self.request("GET", base_url, path, headers=headers)
+
+    def request(self, method, base_url, path, headers=None, body=None, timeout=None):
+        """Any method; a dict or list ``body`` is sent as JSON. Transport errors as in ``get``."""
         hdrs = {"User-Agent": "skewsafe.kubeadm"}
         if self.credentials.token:
             hdrs["Authorization"] = f"Bearer {self.credentials.token}"
+        payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+        if payload is not None:
+            hdrs["Content-Type"] = "application/json"
         hdrs.update(headers or {})
+        extra = {"timeout": urllib3.Timeout(total=timeout)} if timeout is not None else {}
         self.requests += 1
         started = time.monotonic()
         try:
-            resp = self._pool.request("GET", base_url.rstrip("/") + path, headers=hdrs, preload_content=True)
+            resp = self._pool.request(
+                method, base_url.rstrip("/") + path, headers=hdrs, body=payload, preload_content=True, **extra
+            )
         except urllib3.exceptions.HTTPError as exc:
             return Response(None, {}, b"", error=_reason(exc), seconds=time.monotonic() - started)
         return Response(resp.status, dict(resp.headers), resp.data, seconds=time.monotonic() - started)

@@ -3,13 +3,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
-"""The cluster_config module's flow: validate, read, edit, diff, write."""
+"""The cluster_config module's flow: validate, read, edit, diff, write.
+
+Failures are raised as RunFailure; the module turns them into fail_json (as the MVP path does).
+"""
 
 from __future__ import annotations
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_store import (
     ConfigMapStore,
     FileStore,
@@ -20,8 +23,16 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
     KubeadmConfig,
     KubeadmConfigError,
     build_updates,
-    parse_minor,
 )
+
+
+class RunFailure(Exception):
+    """The task fails with ``msg``; ``extra`` goes into the failed result as well."""
+
+    def __init__(self, msg, **extra):
+        super().__init__(msg)
+        self.msg = msg
+        self.extra = extra
 
 
 def _store(module):
@@ -29,48 +40,46 @@ def _store(module):
     if params["source"] == "file":
         return FileStore(module, params["path"])
     if not _client.HAS_KUBERNETES:
-        module.fail_json(
-            msg=missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
+        raise RunFailure(
+            missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
             exception=_client.KUBERNETES_IMPORT_ERROR,
         )
     try:
         return ConfigMapStore(params)
     except _client.ClientError as exc:
-        module.fail_json(msg=str(exc))
-    return None  # not reached
+        raise RunFailure(str(exc)) from exc
 
 
 def run(module):
+    """The result of the task; raises RunFailure. Uses the module for its parameters, modes and warnings."""
     params = module.params
     if not HAS_YAML:
-        module.fail_json(msg=missing_required_lib("PyYAML"))
+        raise RunFailure(missing_required_lib("PyYAML"))
 
     # 1. Input first: nothing is read or written when it is wrong.
     try:
         updates = build_updates(params)
     except KubeadmConfigError as exc:
-        module.fail_json(msg=f"Invalid arguments: {exc}")
+        raise RunFailure(f"Invalid arguments: {exc}") from exc
     target_minor = None
     if params.get("kubeadm_version"):
-        target_minor = parse_minor(params["kubeadm_version"])
+        target_minor = _version.minor(params["kubeadm_version"])
         if target_minor is None:
-            module.fail_json(
-                msg=f"kubeadm_version {params['kubeadm_version']!r} is not a Kubernetes version like 1.37.2"
-            )
+            raise RunFailure(f"kubeadm_version {params['kubeadm_version']!r} is not a Kubernetes version like 1.37.2")
 
     # 2. Read and edit in memory.
     store = _store(module)
     try:
         text = store.read()
     except StoreError as exc:
-        module.fail_json(msg=str(exc))
+        raise RunFailure(str(exc)) from exc
     try:
         config = KubeadmConfig(text)
         changed_args = config.apply(updates)
         if changed_args:
             config.check_writable(target_minor)
     except KubeadmConfigError as exc:
-        module.fail_json(msg=f"{store.location}: {exc}")
+        raise RunFailure(f"{store.location}: {exc}") from exc
 
     before = config.original_cluster_text
     after = config.cluster_text()
@@ -104,9 +113,9 @@ def run(module):
         try:
             backup_file = store.write(config.render(), backup=params.get("backup"))
         except StoreError as exc:
-            module.fail_json(msg=str(exc), conflict=exc.conflict)
+            raise RunFailure(str(exc), conflict=exc.conflict) from exc
         if backup_file:
             result["backup_file"] = backup_file
     if resource_version is not None:
         result["resource_version"] = store.resource_version
-    module.exit_json(**result)
+    return result

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import (
     FEATURE_GATES_ARG,
     ExtraArgs,
@@ -44,21 +45,10 @@ COMPONENTS = {
 }
 
 _DOC_START_RE = re.compile(r"(?m)^(?=---(?:[ \t].*)?\r?$)")
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
 class KubeadmConfigError(ValueError):
     """The configuration cannot be read or the requested change is not allowed."""
-
-
-def parse_minor(version):
-    """Return the minor of 'v1.36.2' / '1.36' / 'stable-1.36' style strings, or None."""
-    if not isinstance(version, str):
-        return None
-    match = _VERSION_RE.match(version.strip().split("-", 1)[-1] if version.startswith("stable-") else version.strip())
-    if not match or match.group(1) != "1":
-        return None
-    return int(match.group(2))
 
 
 if HAS_YAML:
@@ -164,7 +154,7 @@ class KubeadmConfig:
         if self.api_version != V1BETA3:
             return
         if target_minor is None:
-            target_minor = parse_minor(self.cluster.get("kubernetesVersion"))
+            target_minor = _version.minor(self.cluster.get("kubernetesVersion"))
         if target_minor is None:
             raise KubeadmConfigError(
                 "the ClusterConfiguration is kubeadm.k8s.io/v1beta3 and its target kubeadm version is unknown; "

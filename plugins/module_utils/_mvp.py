@@ -13,6 +13,7 @@ outside, with what to do about it.
 
 from __future__ import annotations
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr, proxy_candidates
 
 # Post-start hooks kube-apiserver registers only when the proxy is built (--peer-ca-file set),
@@ -22,8 +23,16 @@ PEER_ADDRESS_ANNOTATION = "kubernetes.io/peer-advertise-address"
 # Identity leases are renewed every 10 s; a lease this old belongs to a server that stopped.
 STALE_LEASE_SECONDS = 45.0
 
-CHECKS = ("versions", "identity_leases", "readiness", "peer_tls", "requestheader_trust", "discovery_merge",
-          "proxy_probe", "proxy_errors")  # fmt: skip
+CHECKS = (
+    "versions",
+    "identity_leases",
+    "readiness",
+    "peer_tls",
+    "requestheader_trust",
+    "discovery_merge",
+    "proxy_probe",
+    "proxy_errors",
+)
 
 CAUSES = {
     "unreachable_endpoint": (
@@ -40,7 +49,7 @@ CAUSES = {
     ),
     "no_peer_ca_file": (
         "kube-apiserver runs without --peer-ca-file, so it never proxies (kubeadm does not set it)",
-        "Run the skewsafe.kubeadm.enable_mvp playbook: it puts peer-ca-file=/etc/kubernetes/pki/ca.crt into "
+        "Run the skewsafe.kubeadm.mvp_enable playbook: it puts peer-ca-file=/etc/kubernetes/pki/ca.crt into "
         "kubeadm-config and re-renders each kube-apiserver one at a time. On 1.35 the gate "
         "UnknownVersionInteroperabilityProxy=true is needed as well.",
     ),
@@ -122,23 +131,13 @@ def result(check, server, passed, detail, cause=None):
     return {"check": check, "server": server, "passed": bool(passed), "detail": detail, "cause": cause}
 
 
-def parse_version(text):
-    """'v1.36.5' -> (1, 36, 5); None for anything else."""
-    try:
-        core = str(text).lstrip("v").split("-", maxsplit=1)[0].split("+", maxsplit=1)[0]
-        major, minor, patch = (int(x) for x in core.split("."))
-        return (major, minor, patch)
-    except (ValueError, AttributeError):
-        return None
-
-
 def roles(servers):
     """Split reachable servers into (old, new) by version; both empty when versions are unknown.
 
     Old is every server below the highest version (with three versions at once, the middle one must
     proxy too), new the servers at the highest.
     """
-    versions = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
+    versions = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
     known = [v for v in versions.values() if v]
     if not known:
         return [], []
@@ -166,7 +165,7 @@ def check_versions(servers, mode):
             results.append(
                 result("versions", s["name"], False, f"{s['endpoint']}: {s['error']}", "unreachable_endpoint")
             )
-    parsed = {s["name"]: parse_version(s.get("version")) for s in servers if s.get("version")}
+    parsed = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
     minors = sorted({v[1] for v in parsed.values() if v})
     versions = sorted({s.get("version") for s in servers if s.get("version")})
     if len(minors) > 1 and minors[-1] - minors[0] > 1:
@@ -211,39 +210,90 @@ def check_identity_leases(servers, leases):
     for s in servers:
         lease = matched.get(s["name"])
         if lease is None:
-            results.append(result("identity_leases", s["name"], False,
-                                  f"no kube-apiserver identity lease advertises {_address(s)}", "lease_missing"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    s["name"],
+                    False,
+                    f"no kube-apiserver identity lease advertises {_address(s)}",
+                    "lease_missing",
+                )
+            )
             continue
         owners.setdefault(lease["name"], []).append(s["name"])
         age = lease.get("renew_age")
         if s.get("error"):
             # Since 1.35 a graceful shutdown deletes the lease: a lease left behind means a crash.
-            results.append(result("identity_leases", s["name"], False,
-                                  f"{_address(s)} does not answer but lease {lease['name']} is still there "
-                                  f"(renewed {age or 0:.0f}s ago)", "crashed_peer"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    s["name"],
+                    False,
+                    f"{_address(s)} does not answer but lease {lease['name']} is still there "
+                    f"(renewed {age or 0:.0f}s ago)",
+                    "crashed_peer",
+                )
+            )
         elif not lease.get("peer_address"):
-            results.append(result("identity_leases", s["name"], False,
-                                  f"lease {lease['name']} has no {PEER_ADDRESS_ANNOTATION} annotation", "gate_off"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    s["name"],
+                    False,
+                    f"lease {lease['name']} has no {PEER_ADDRESS_ANNOTATION} annotation",
+                    "gate_off",
+                )
+            )
         elif age is not None and age > STALE_LEASE_SECONDS:
-            results.append(result("identity_leases", s["name"], False,
-                                  f"lease {lease['name']} renewed {age:.0f}s ago", "crashed_peer"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases", s["name"], False, f"lease {lease['name']} renewed {age:.0f}s ago", "crashed_peer"
+                )
+            )
         else:
-            results.append(result("identity_leases", s["name"], True,
-                                  f"lease {lease['name']} (host {lease.get('hostname')}) renewed {age or 0:.0f}s ago"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    s["name"],
+                    True,
+                    f"lease {lease['name']} (host {lease.get('hostname')}) renewed {age or 0:.0f}s ago",
+                )
+            )
     for name, names in owners.items():
         if len(names) > 1:
-            results.append(result("identity_leases", ",".join(names), False, f"{', '.join(names)} share lease {name}",
-                                  "duplicate_hostname"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    ",".join(names),
+                    False,
+                    f"{', '.join(names)} share lease {name}",
+                    "duplicate_hostname",
+                )
+            )
     for lease in extra:
         age = lease.get("renew_age")
         if age is not None and age > STALE_LEASE_SECONDS:
-            results.append(result("identity_leases", lease.get("hostname") or lease["name"], False,
-                                  f"lease {lease['name']} for {lease.get('peer_address') or 'no address'} renewed "
-                                  f"{age:.0f}s ago and no endpoint answers for it", "crashed_peer"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    lease.get("hostname") or lease["name"],
+                    False,
+                    f"lease {lease['name']} for {lease.get('peer_address') or 'no address'} renewed "
+                    f"{age:.0f}s ago and no endpoint answers for it",
+                    "crashed_peer",
+                )
+            )
         else:
-            results.append(result("identity_leases", lease.get("hostname") or lease["name"], False,
-                                  f"lease {lease['name']} ({lease.get('peer_address')}) belongs to an API server that "
-                                  "is not among the checked endpoints", "unreachable_endpoint"))  # fmt: skip
+            results.append(
+                result(
+                    "identity_leases",
+                    lease.get("hostname") or lease["name"],
+                    False,
+                    f"lease {lease['name']} ({lease.get('peer_address')}) belongs to an API server that "
+                    "is not among the checked endpoints",
+                    "unreachable_endpoint",
+                )
+            )
     return results
 
 
@@ -255,17 +305,37 @@ def check_readiness(servers, mode, sources=None):
             continue
         if not s.get("ready"):
             failed = [h for h, state in (s.get("hooks") or {}).items() if state != "ok"]
-            results.append(result("readiness", s["name"], False, f"/readyz is not ok ({', '.join(failed) or 'no detail'})",
-                                  "unreachable_endpoint"))  # fmt: skip
+            results.append(
+                result(
+                    "readiness",
+                    s["name"],
+                    False,
+                    f"/readyz is not ok ({', '.join(failed) or 'no detail'})",
+                    "unreachable_endpoint",
+                )
+            )
             continue
         hooks = s.get("hooks") or {}
         missing = [h for h in MVP_HOOKS if hooks.get(h) != "ok"]
         if s["name"] in sources and missing:
-            results.append(result("readiness", s["name"], False, f"MVP post-start hooks absent: {', '.join(missing)}",
-                                  "no_peer_ca_file"))  # fmt: skip
+            results.append(
+                result(
+                    "readiness",
+                    s["name"],
+                    False,
+                    f"MVP post-start hooks absent: {', '.join(missing)}",
+                    "no_peer_ca_file",
+                )
+            )
         else:
-            results.append(result("readiness", s["name"], True,
-                                  "ready, MVP hooks ok" if not missing else "ready (not a proxy source in this mode)"))  # fmt: skip
+            results.append(
+                result(
+                    "readiness",
+                    s["name"],
+                    True,
+                    "ready, MVP hooks ok" if not missing else "ready (not a proxy source in this mode)",
+                )
+            )
     return results
 
 
@@ -286,8 +356,15 @@ def check_peer_tls(servers, peer_tls):
         if probe is None:
             continue
         if probe.get("error"):
-            results.append(result("peer_tls", s["name"], False, f"TLS to {probe['address']} as kubernetes.default.svc: "
-                                  f"{probe['error']}", classify_tls_error(probe["error"])))  # fmt: skip
+            results.append(
+                result(
+                    "peer_tls",
+                    s["name"],
+                    False,
+                    f"TLS to {probe['address']} as kubernetes.default.svc: {probe['error']}",
+                    classify_tls_error(probe["error"]),
+                )
+            )
         else:
             results.append(
                 result("peer_tls", s["name"], True, f"{probe['address']} verified as kubernetes.default.svc")
@@ -304,8 +381,15 @@ def check_requestheader(servers, requestheader):
         if status == 200:
             results.append(result("requestheader_trust", s["name"], True, "front-proxy client accepted"))
         else:
-            results.append(result("requestheader_trust", s["name"], False,
-                                  f"peer discovery call as front-proxy client answered {status}", "requestheader_rejected"))  # fmt: skip
+            results.append(
+                result(
+                    "requestheader_trust",
+                    s["name"],
+                    False,
+                    f"peer discovery call as front-proxy client answered {status}",
+                    "requestheader_rejected",
+                )
+            )
     return results
 
 
@@ -353,12 +437,24 @@ def check_discovery_merge(servers, leases, mode, peer_tls, sources=None):
         if missing:
             shown = ", ".join(format_gvr(g) for g in sorted(missing)[:5])
             cause, blamed = sync_failure_cause(s, servers, leases, peer_tls)
-            results.append(result("discovery_merge", blamed, False,
-                                  f"merged discovery of {s['name']} lacks {len(missing)} peer resource(s): {shown}",
-                                  cause))  # fmt: skip
+            results.append(
+                result(
+                    "discovery_merge",
+                    blamed,
+                    False,
+                    f"merged discovery of {s['name']} lacks {len(missing)} peer resource(s): {shown}",
+                    cause,
+                )
+            )
         else:
-            results.append(result("discovery_merge", s["name"], True,
-                                  f"merged discovery has all {len(expected)} resource(s) only peers serve"))  # fmt: skip
+            results.append(
+                result(
+                    "discovery_merge",
+                    s["name"],
+                    True,
+                    f"merged discovery has all {len(expected)} resource(s) only peers serve",
+                )
+            )
     return results
 
 
@@ -385,19 +481,45 @@ def check_proxy_probe(servers, probes, leases, peer_tls):
                 cause = "proxy_503" if cause == "discovery_incomplete" else cause
             results.append(result("proxy_probe", blamed, False, f"{what}: {p['status']} {body}".strip(), cause))
         elif not 200 <= p["status"] < 300:
-            results.append(result("proxy_probe", p["server"], False, f"{what}: {p['status']}",
-                                  "proxy_client_rejected" if p["status"] in (401, 403) else "proxy_503"))  # fmt: skip
+            results.append(
+                result(
+                    "proxy_probe",
+                    p["server"],
+                    False,
+                    f"{what}: {p['status']}",
+                    "proxy_client_rejected" if p["status"] in (401, 403) else "proxy_503",
+                )
+            )
         elif p["status_local"] != 404:
-            results.append(result("proxy_probe", p["server"], False,
-                                  f"{what} with x-kubernetes-peer-proxied: {p['status_local']}", "negative_control_failed"))  # fmt: skip
+            results.append(
+                result(
+                    "proxy_probe",
+                    p["server"],
+                    False,
+                    f"{what} with x-kubernetes-peer-proxied: {p['status_local']}",
+                    "negative_control_failed",
+                )
+            )
         elif p["rerouted_after"] <= p["rerouted_before"]:
-            results.append(result("proxy_probe", p["server"], False,
-                                  f"{what}: 200 but apiserver_rerouted_request_total stayed at {p['rerouted_before']:.0f}",
-                                  "proxy_not_counted"))  # fmt: skip
+            results.append(
+                result(
+                    "proxy_probe",
+                    p["server"],
+                    False,
+                    f"{what}: 200 but apiserver_rerouted_request_total stayed at {p['rerouted_before']:.0f}",
+                    "proxy_not_counted",
+                )
+            )
         else:
-            results.append(result("proxy_probe", p["server"], True,
-                                  f"{what}: 200 via a peer; locally 404; rerouted {p['rerouted_before']:.0f}->"
-                                  f"{p['rerouted_after']:.0f}"))  # fmt: skip
+            results.append(
+                result(
+                    "proxy_probe",
+                    p["server"],
+                    True,
+                    f"{what}: 200 via a peer; locally 404; rerouted {p['rerouted_before']:.0f}->"
+                    f"{p['rerouted_after']:.0f}",
+                )
+            )
     return results
 
 
@@ -423,8 +545,15 @@ def check_proxy_errors(servers, baseline, leases=(), peer_tls=None):
             cause, blamed = sync_failure_cause(s, servers, leases, peer_tls or {})
             if cause == "discovery_incomplete":
                 cause, blamed = "proxy_errors_rising", s["name"]
-            results.append(result("proxy_errors", blamed, False,
-                                  f"proxy errors of {s['name']} rose {baseline[s['name']]:.0f} -> {now:.0f}", cause))  # fmt: skip
+            results.append(
+                result(
+                    "proxy_errors",
+                    blamed,
+                    False,
+                    f"proxy errors of {s['name']} rose {baseline[s['name']]:.0f} -> {now:.0f}",
+                    cause,
+                )
+            )
         else:
             results.append(result("proxy_errors", s["name"], True, f"no new proxy errors ({now:.0f} total)"))
     return results

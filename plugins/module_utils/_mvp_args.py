@@ -3,11 +3,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
-"""Option specs shared by apiserver_peers_info and mvp_check (mirrors doc_fragments/_apiservers.py)."""
+"""Option specs of apiserver_peers_info and mvp_check (mirrors doc_fragments/_apiservers.py and mvp_check's docs).
+
+The defaults are defined here only: the action plugin validates against these specs and the shared
+flow in _mvp_run reads its defaults from them.
+"""
 
 from __future__ import annotations
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import CHECKS
 
 APISERVERS_ARG_SPEC = {
     "endpoints": {"type": "list", "elements": "raw"},
@@ -19,10 +24,37 @@ APISERVERS_ARG_SPEC = {
 }
 
 
+# mvp_check's own options, on top of APISERVERS_ARG_SPEC.
+MVP_CHECK_ARG_SPEC = {
+    "mode": {"type": "str", "choices": ["auto", "steady", "mixed"], "default": "auto"},
+    "checks": {"type": "list", "elements": "str", "choices": list(CHECKS)},
+    "wait_timeout": {"type": "int", "default": 300},
+    "wait_sleep": {"type": "int", "default": 5},
+    "success_threshold": {"type": "int", "default": 2},
+    "fail_fast": {"type": "bool", "default": True},
+    "proxy_sources": {"type": "list", "elements": "str"},
+}
+
+
 def apiservers_argspec():
     spec = auth_argspec()
     spec.update({k: dict(v) for k, v in APISERVERS_ARG_SPEC.items()})
     return spec
+
+
+def mvp_check_argspec():
+    spec = apiservers_argspec()
+    spec.update({k: dict(v) for k, v in MVP_CHECK_ARG_SPEC.items()})
+    return spec
+
+
+def with_defaults(params):
+    """``params`` with every unset option of APISERVERS_ARG_SPEC and MVP_CHECK_ARG_SPEC at its default."""
+    out = dict(params)
+    for name, spec in {**APISERVERS_ARG_SPEC, **MVP_CHECK_ARG_SPEC}.items():
+        if out.get(name) is None and "default" in spec:
+            out[name] = spec["default"]
+    return out
 
 
 def normalize_endpoints(raw):

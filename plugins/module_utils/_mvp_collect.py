@@ -206,8 +206,16 @@ class Collector:
                 path = gvr_path(gvr) + "?limit=1"
                 proxied = self.client.get(server["endpoint"], path)
                 local = self.client.get(server["endpoint"], path, {PEER_PROXIED_HEADER: "true"})
-                probes.append({"server": name, "gvr": gvr, "path": path, "status": proxied.status,
-                               "body": proxied.error or proxied.text()[:300], "status_local": local.status})  # fmt: skip
+                probes.append(
+                    {
+                        "server": name,
+                        "gvr": gvr,
+                        "path": path,
+                        "status": proxied.status,
+                        "body": proxied.error or proxied.text()[:300],
+                        "status_local": local.status,
+                    }
+                )
             if not probes:
                 continue
             after = self.client.get(server["endpoint"], "/metrics")

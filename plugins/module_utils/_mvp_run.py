@@ -18,13 +18,23 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     roles,
     summarize,
 )
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import normalize_endpoints
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import normalize_endpoints, with_defaults
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError, Collector, public
 
 # Causes that no amount of waiting fixes: stop early when they persist.
-PERMANENT_CAUSES = ("no_peer_ca_file", "peer_ca_mismatch", "peer_san_missing", "version_skew", "mode_mismatch",
-                    "duplicate_hostname", "negative_control_failed", "gate_off", "peer_unreachable",
-                    "proxy_client_rejected", "lease_missing")  # fmt: skip
+PERMANENT_CAUSES = (
+    "no_peer_ca_file",
+    "peer_ca_mismatch",
+    "peer_san_missing",
+    "version_skew",
+    "mode_mismatch",
+    "duplicate_hostname",
+    "negative_control_failed",
+    "gate_off",
+    "peer_unreachable",
+    "proxy_client_rejected",
+    "lease_missing",
+)
 
 
 class RunError(Exception):
@@ -32,11 +42,12 @@ class RunError(Exception):
 
 
 def build_collector(params):
+    params = with_defaults(params)
     try:
         endpoints = normalize_endpoints(params.get("endpoints"))
     except ValueError as exc:
         raise RunError(str(exc)) from exc
-    if params.get("probe_limit", 2) < 1:
+    if params["probe_limit"] < 1:
         raise RunError("probe_limit must be at least 1")
     if bool(params.get("front_proxy_client_cert")) != bool(params.get("front_proxy_client_key")):
         raise RunError("give front_proxy_client_cert and front_proxy_client_key together")
@@ -44,15 +55,22 @@ def build_collector(params):
         creds = Credentials.from_params(params)
     except ClientError as exc:
         raise RunError(str(exc)) from exc
-    timeout = params.get("request_timeout") or 5.0
+    timeout = params["request_timeout"]
     client = ApiServerClient(creds, timeout=timeout)
     front = None
     if params.get("front_proxy_client_cert"):
-        front_creds = Credentials(ca_file=creds.ca_file, cert_file=params["front_proxy_client_cert"],
-                                  key_file=params["front_proxy_client_key"])  # fmt: skip
+        front_creds = Credentials(
+            ca_file=creds.ca_file,
+            cert_file=params["front_proxy_client_cert"],
+            key_file=params["front_proxy_client_key"],
+        )
         front = ApiServerClient(front_creds, timeout=timeout)
-    collector = Collector(client, peer_ca_file=params.get("peer_ca_file") or creds.ca_file,
-                          probe_limit=params.get("probe_limit", 2), front_proxy_client=front)  # fmt: skip
+    collector = Collector(
+        client,
+        peer_ca_file=params.get("peer_ca_file") or creds.ca_file,
+        probe_limit=params["probe_limit"],
+        front_proxy_client=front,
+    )
     if not endpoints:
         if not creds.host:
             raise RunError("give endpoints, or host / a kubeconfig to discover them from the identity leases")
@@ -76,6 +94,7 @@ def resolve_mode(requested, evidence):
 
 def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=None):
     """Poll rounds until ``success_threshold`` consecutive passes or ``wait_timeout``; return the result dict."""
+    params = with_defaults(params)
     collector, endpoints = build_collector(params)
     checks = tuple(params.get("checks") or CHECKS)
     names = {e.get("name") for e in endpoints}
@@ -87,12 +106,12 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise RunError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
-    threshold = max(1, params.get("success_threshold", 2))
-    timeout, wait_sleep = params.get("wait_timeout", 300), params.get("wait_sleep", 5)
+    threshold = max(1, params["success_threshold"])
+    timeout, wait_sleep = params["wait_timeout"], params["wait_sleep"]
     started = clock()
     attempts, streak, baseline, permanent_streak = 0, 0, None, 0
     history = {}
-    results, evidence, mode = [], None, params.get("mode", "auto")
+    results, evidence, mode = [], None, params["mode"]
     while True:
         attempts += 1
         try:
@@ -107,8 +126,15 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
             )
         except CollectError as exc:
             round_mode = mode
-            results = [{"check": "versions", "server": None, "passed": False, "detail": str(exc),
-                        "cause": "unreachable_endpoint"}]  # fmt: skip
+            results = [
+                {
+                    "check": "versions",
+                    "server": None,
+                    "passed": False,
+                    "detail": str(exc),
+                    "cause": "unreachable_endpoint",
+                }
+            ]
         passed = all(r["passed"] for r in results)
         for r in results:
             history.setdefault(r["check"], {"passed": 0, "failed": 0})["passed" if r["passed"] else "failed"] += 1
@@ -120,7 +146,7 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
             failed = [f"{r['server'] or '-'}:{r['cause']}" for r in results if not r["passed"]]
             progress(f"round {attempts} ({elapsed:.1f}s): {'pass' if passed else 'fail ' + ', '.join(failed)}")
         done = streak >= threshold
-        gave_up = elapsed + wait_sleep > timeout or (params.get("fail_fast", True) and permanent_streak >= 2)
+        gave_up = elapsed + wait_sleep > timeout or (params["fail_fast"] and permanent_streak >= 2)
         if done or gave_up:
             break
         sleep(wait_sleep)

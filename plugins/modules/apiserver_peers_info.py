@@ -170,7 +170,7 @@ requests:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import read_mvp_flags
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import ManifestError, read_mvp_flags
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import apiservers_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError, collect_once
 
@@ -180,14 +180,19 @@ def main() -> None:
     argument_spec.update(manifest={"type": "path", "default": "/etc/kubernetes/manifests/kube-apiserver.yaml"})
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not _client.HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
-                         exception=_client.KUBERNETES_IMPORT_ERROR)  # fmt: skip
+        module.fail_json(
+            msg=missing_required_lib("kubernetes") + " " + _client.missing_library_message(),
+            exception=_client.KUBERNETES_IMPORT_ERROR,
+        )
     try:
         mode, evidence, requests = collect_once(module.params)
     except RunError as exc:
         module.fail_json(msg=f"Cannot collect API server facts: {exc}")
-    module.exit_json(changed=False, mode=mode, requests=requests, manifest=read_mvp_flags(module.params["manifest"]),
-                     **evidence)  # fmt: skip
+    try:
+        manifest = read_mvp_flags(module.params["manifest"])
+    except ManifestError as exc:
+        module.fail_json(msg=f"Cannot read the kube-apiserver manifest {module.params['manifest']}: {exc}")
+    module.exit_json(changed=False, mode=mode, requests=requests, manifest=manifest, **evidence)
 
 
 if __name__ == "__main__":

@@ -208,7 +208,7 @@ conflict:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_run import run
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_run import RunFailure, run
 
 
 def main() -> None:
@@ -230,7 +230,11 @@ def main() -> None:
         supports_check_mode=True,
         required_if=[("source", "file", ["path"])],
     )
-    run(module)
+    try:
+        result = run(module)
+    except RunFailure as exc:
+        module.fail_json(msg=exc.msg, **exc.extra)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import command_flags
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import command_flags, image_tag
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import container as manifest_container
 
 # kubeadm's static Pods, in the order kubeadm writes them; etcd only where it is stacked.
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 # The components whose image tag is the Kubernetes version (etcd has its own).
 VERSIONED = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-
-
-def image_tag(image):
-    """``registry.k8s.io/kube-apiserver:v1.37.2@sha256:...`` -> ``v1.37.2`` (None without a tag)."""
-    name = (image or "").split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    return last.rsplit(":", 1)[1] if ":" in last else None
-
-
-def manifest_container(pod):
-    """The first container of a static Pod document (kubeadm writes exactly one)."""
-    containers = ((pod or {}).get("spec") or {}).get("containers") or []
-    return containers[0] if containers else {}
 
 
 def apiserver_address(manifest):

@@ -9,11 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import ExtraArgsError, parse_feature_gates
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import command_flags
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import parse_version
-
-MVP_GATE = "UnknownVersionInteroperabilityProxy"
-# MVP turned on by default (beta) in this minor; before it the gate must be set explicitly.
-MVP_DEFAULT_ON_MINOR = 36
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._version import MVP_GATE, mvp_default_on
 
 
 def _flags(value):
@@ -46,19 +42,11 @@ def mvp_configured(value, version=None):
         raise AnsibleFilterError(str(exc)) from exc
     if gates.get(MVP_GATE) is False:
         return False
-    parsed = parse_version(version) if version else None
-    if parsed and parsed[1] >= MVP_DEFAULT_ON_MINOR:
+    if version and mvp_default_on(version):
         return True
     return gates.get(MVP_GATE) is True
 
 
-def mvp_proved(value):
-    """True for an mvp_check result that passed."""
-    if not isinstance(value, dict) or "passed" not in value:
-        raise AnsibleFilterError("mvp_proved expects the registered result of skewsafe.kubeadm.mvp_check")
-    return value.get("passed") is True and not value.get("failed_checks")
-
-
 class TestModule:
     def tests(self):
-        return {"mvp_configured": mvp_configured, "mvp_proved": mvp_proved}
+        return {"mvp_configured": mvp_configured}

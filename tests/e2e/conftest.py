@@ -18,6 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "harness"))
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest  # noqa: E402
 from skewsafe_harness.pins import cache_dir, etcd_bin, k8s_bin, new_version, old_version  # noqa: E402
 
 LAB_RUN = cache_dir() / "lab" / "run"
@@ -32,8 +33,10 @@ class PlaybookRun:
         self.returncode, self.output, self.killed, self.seconds, self.log = returncode, output, killed, seconds, log
 
     def recap(self) -> dict[str, dict[str, int]]:
-        return {m[1]: {"ok": int(m[2]), "changed": int(m[3]), "unreachable": int(m[4]), "failed": int(m[5])}
-                for m in RECAP.finditer(self.output)}  # fmt: skip
+        return {
+            m[1]: {"ok": int(m[2]), "changed": int(m[3]), "unreachable": int(m[4]), "failed": int(m[5])}
+            for m in RECAP.finditer(self.output)
+        }
 
     def tail(self, lines: int = 80) -> str:
         return f"(full log: {self.log})\n" + "\n".join(self.output.splitlines()[-lines:])
@@ -51,8 +54,13 @@ class Lab:
         self.runs = 0
 
     def kubectl(self, *args, check=True):
-        result = subprocess.run([str(k8s_bin(NEW, "kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
-                                capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+        result = subprocess.run(
+            [str(k8s_bin(NEW, "kubectl")), "--kubeconfig", str(self.kubeconfig), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if check and result.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)}: {result.stderr}")
         return result
@@ -61,8 +69,13 @@ class Lab:
         return json.loads(self.kubectl(*args, "-o", "json").stdout)
 
     def node_exec(self, node: str, *command: str, check=True) -> str:
-        result = subprocess.run(["docker", "-H", f"unix://{LAB_RUN / 'docker.sock'}", "exec", node, *command],
-                                capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+        result = subprocess.run(
+            ["docker", "-H", f"unix://{LAB_RUN / 'docker.sock'}", "exec", node, *command],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if check and result.returncode != 0:
             pytest.fail(f"{node}: {' '.join(command)}: {result.stderr}")
         return result.stdout
@@ -77,7 +90,7 @@ class Lab:
 
     def apiserver_image_tag(self, node: str) -> str:
         manifest = self.node_exec(node, "cat", "/etc/kubernetes/manifests/kube-apiserver.yaml")
-        return re.search(r"image: \S+/kube-apiserver:(\S+)", manifest).group(1)
+        return _manifest.summary(_manifest.load(manifest))["version"]
 
     def nodes(self) -> dict[str, dict]:
         return {n["metadata"]["name"]: n for n in self.json("get", "nodes")["items"]}
@@ -95,12 +108,23 @@ class Lab:
         """ansible-playbook skewsafe.kubeadm.<name>; kill_when(line) -> True kills it (SIGKILL) at that line."""
         self.runs += 1
         log = self.logs / f"{self.runs:02d}-{name}.log"
-        cmd = ["ansible-playbook", "-i", str(self.inventory), f"skewsafe.kubeadm.{name}",
-               "-e", f"skewsafe_artifacts_dir={self.artifacts}", *extra]  # fmt: skip
+        cmd = [
+            "ansible-playbook",
+            "-i",
+            str(self.inventory),
+            f"skewsafe.kubeadm.{name}",
+            "-e",
+            f"skewsafe_artifacts_dir={self.artifacts}",
+            *extra,
+        ]
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
         started, lines, killed = time.monotonic(), [], False
-        with open(log, "w") as out, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                                     env=env, start_new_session=True) as proc:  # fmt: skip
+        with (
+            open(log, "w") as out,
+            subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+            ) as proc,
+        ):
             for line in proc.stdout:
                 lines.append(line)
                 out.write(line)
@@ -187,8 +211,15 @@ def runner_job(lab, tmp_path):
             f"---\n- name: {name} (AWX project wrapper)\n  ansible.builtin.import_playbook: skewsafe.kubeadm.{name}\n"
         )
         extravars = dict(extravars or {}, skewsafe_artifacts_dir=str(lab.artifacts))
-        runner = ansible_runner.run(private_data_dir=str(data_dir), playbook=playbook, extravars=extravars,
-                                    cmdline=cmdline or None, envvars=envvars, quiet=True, timeout=1800)  # fmt: skip
+        runner = ansible_runner.run(
+            private_data_dir=str(data_dir),
+            playbook=playbook,
+            extravars=extravars,
+            cmdline=cmdline or None,
+            envvars=envvars,
+            quiet=True,
+            timeout=1800,
+        )
         return RunnerJob(runner, data_dir)
 
     return run

@@ -24,6 +24,8 @@ import pytest
 from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, etcd_bin
 from health_sampler import Sampler, lab_control_planes, summarize
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
 WRONG_PEER_CA = "/etc/kubernetes/pki/front-proxy-ca.crt"
 MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
@@ -121,10 +123,10 @@ def test_workload_with_a_disruption_budget_is_running(lab, tmp_path):
     done["workload"] = True
 
 
-def test_enable_mvp_turns_it_on_and_a_rerun_changes_nothing(lab):
+def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     # Health of every control plane, once a second, from here to the end of the upgrade.
     health["sampler"] = Sampler(lab_control_planes(), pki_from=CONTROL_PLANES[0]).start()
-    run = lab.playbook("enable_mvp")
+    run = lab.playbook("mvp_enable")
     assert run.returncode == 0, run.tail()
     for node in CONTROL_PLANES:
         manifest = lab.node_exec(node, "cat", MANIFEST)
@@ -134,7 +136,7 @@ def test_enable_mvp_turns_it_on_and_a_rerun_changes_nothing(lab):
     assert list((lab.artifacts / "backups").glob("kubeadm-config-*.yaml")), "no backup of the ClusterConfiguration"
 
     before = lab.snapshot_state()
-    rerun = lab.playbook("enable_mvp")
+    rerun = lab.playbook("mvp_enable")
     assert rerun.returncode == 0, rerun.tail()
     recap = rerun.recap()
     assert set(CONTROL_PLANES) <= set(recap), rerun.tail()
@@ -149,7 +151,7 @@ def _apiserver_running_with(lab, node: str, peer_ca: str):
         if pod.returncode != 0:
             return False
         pod = json.loads(pod.stdout)
-        command = pod["spec"]["containers"][0]["command"]
+        command = _manifest.container(pod)["command"]
         ready = [c["status"] for c in pod.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
         statuses = pod.get("status", {}).get("containerStatuses", [])
         return f"--peer-ca-file={peer_ca}" in command and ready == ["True"] and statuses and statuses[0].get("started")
@@ -245,7 +247,7 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
 
 
 def test_no_two_control_planes_were_down_at_once(lab):
-    """From enable_mvp to the end of the upgrade: each control plane whole again before the next moved."""
+    """From mvp_enable to the end of the upgrade: each control plane whole again before the next moved."""
     after("mvp")
     samples = health["sampler"].stop()
     after("upgrade")
@@ -288,25 +290,55 @@ def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
     assert digest == backup["sha256"]
 
     data = tmp_path / "restored"
-    subprocess.run([str(etcd_bin(NEW, "etcdutl")), "snapshot", "restore", snapshot, "--data-dir", str(data)],
-                   capture_output=True, text=True, check=True)  # fmt: skip
+    subprocess.run(
+        [str(etcd_bin(NEW, "etcdutl")), "snapshot", "restore", snapshot, "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     client, peer = _free_port(), _free_port()
-    etcd = subprocess.Popen([str(etcd_bin(NEW)), "--data-dir", str(data), "--listen-client-urls", f"http://127.0.0.1:{client}",
-                             "--advertise-client-urls", f"http://127.0.0.1:{client}",
-                             "--listen-peer-urls", f"http://127.0.0.1:{peer}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    etcd = subprocess.Popen(
+        [
+            str(etcd_bin(NEW)),
+            "--data-dir",
+            str(data),
+            "--listen-client-urls",
+            f"http://127.0.0.1:{client}",
+            "--advertise-client-urls",
+            f"http://127.0.0.1:{client}",
+            "--listen-peer-urls",
+            f"http://127.0.0.1:{peer}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         key = "/registry/configmaps/default/before-upgrade"
         deadline = time.monotonic() + 30
         while True:
-            got = subprocess.run([str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", key, "--keys-only"],
-                                 capture_output=True, text=True, check=False)  # fmt: skip
+            got = subprocess.run(
+                [str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", key, "--keys-only"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if got.returncode == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
         assert got.stdout.strip() == key, got.stderr
-        keys = subprocess.run([str(etcd_bin(NEW, "etcdctl")), f"--endpoints=127.0.0.1:{client}", "get", "/registry/",
-                               "--prefix", "--keys-only"], capture_output=True, text=True, check=True)  # fmt: skip
+        keys = subprocess.run(
+            [
+                str(etcd_bin(NEW, "etcdctl")),
+                f"--endpoints=127.0.0.1:{client}",
+                "get",
+                "/registry/",
+                "--prefix",
+                "--keys-only",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert len([k for k in keys.stdout.splitlines() if k]) > 100, keys.stdout[-2000:]
     finally:
         etcd.terminate()
@@ -316,8 +348,13 @@ def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
 def _service_account_credential(lab, tmp_path) -> dict:
     """K8S_AUTH_* for a ServiceAccount token, as AWX's Kubernetes credential injects them."""
     lab.kubectl("-n", "kube-system", "create", "serviceaccount", "skewsafe-e2e")
-    lab.kubectl("create", "clusterrolebinding", "skewsafe-e2e", "--clusterrole=cluster-admin",
-                "--serviceaccount=kube-system:skewsafe-e2e")  # fmt: skip
+    lab.kubectl(
+        "create",
+        "clusterrolebinding",
+        "skewsafe-e2e",
+        "--clusterrole=cluster-admin",
+        "--serviceaccount=kube-system:skewsafe-e2e",
+    )
     token = lab.kubectl("-n", "kube-system", "create", "token", "skewsafe-e2e", "--duration=1h").stdout.strip()
     config = lab.json("config", "view", "--raw")
     cluster = config["clusters"][0]["cluster"]
@@ -332,8 +369,11 @@ def test_verify_through_ansible_runner_with_a_service_account_token(lab, runner_
     shutil.rmtree(credentials, ignore_errors=True)
     job = runner_job("verify.yml", envvars=_service_account_credential(lab, tmp_path))
     assert job.status == "successful", job.stdout_tail()
-    results = [e["event_data"]["res"] for e in job.events
-               if e["event"] == "runner_on_ok" and "Prove MVP" in e["event_data"].get("task", "")]  # fmt: skip
+    results = [
+        e["event_data"]["res"]
+        for e in job.events
+        if e["event"] == "runner_on_ok" and "Prove MVP" in e["event_data"].get("task", "")
+    ]
     assert results and results[0]["passed"] and results[0]["mode"] == "steady", results
     nodes = " ".join(m for m in job.messages() if "sslab" in m)
     for node in CONTROL_PLANES + WORKERS:
@@ -347,8 +387,15 @@ def test_verify_through_ansible_runner_with_a_service_account_token(lab, runner_
 def test_molecule_scenario(lab, scenario):
     after("upgrade")
     env = dict(os.environ, SKEWSAFE_LAB_INVENTORY=str(lab.inventory), SKEWSAFE_KUBERNETES_VERSION=NEW, NO_COLOR="1")
-    result = subprocess.run(["molecule", "test", "-s", scenario], cwd=REPO, env=env, capture_output=True, text=True,
-                            check=False, timeout=1800)  # fmt: skip
+    result = subprocess.run(
+        ["molecule", "test", "-s", scenario],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
     output = result.stdout + result.stderr
     (lab.logs / f"molecule-{scenario}.log").write_text(output)
     assert result.returncode == 0, output[-6000:]

@@ -95,10 +95,19 @@ def test_healthy_mixed_control_plane_passes(cluster, ansible_module):
     probes = result["evidence"]["probes"]
     assert {p["server"] for p in probes} == {"cp-1", "cp-2"}
     assert all(p["status"] == 200 and p["status_local"] == 404 for p in probes)
-    assert {r["check"] for r in result["checks"]} >= {"versions", "identity_leases", "readiness", "peer_tls",
-                                                      "discovery_merge", "proxy_probe", "proxy_errors"}  # fmt: skip
-    print(f"\nmvp_check healthy 3 servers: {result['elapsed']:.2f}s in-plugin, {result['attempts']} rounds, "
-          f"{result['requests']} requests")  # fmt: skip
+    assert {r["check"] for r in result["checks"]} >= {
+        "versions",
+        "identity_leases",
+        "readiness",
+        "peer_tls",
+        "discovery_merge",
+        "proxy_probe",
+        "proxy_errors",
+    }
+    print(
+        f"\nmvp_check healthy 3 servers: {result['elapsed']:.2f}s in-plugin, {result['attempts']} rounds, "
+        f"{result['requests']} requests"
+    )
 
 
 def test_endpoints_are_discovered_from_identity_leases(cluster, ansible_module):
@@ -159,23 +168,36 @@ def test_service_account_credentials(cluster, ansible_module, service_account_to
         user = {"tokenFile": str(tmp_path / "token")}
     else:
         plugin = tmp_path / "credential-plugin"
-        credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-                      "status": {"token": service_account_token}}  # fmt: skip
+        credential = {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "kind": "ExecCredential",
+            "status": {"token": service_account_token},
+        }
         plugin.write_text(f"#!/bin/sh\nprintf '%s' '{json.dumps(credential)}'\n")
         plugin.chmod(0o755)
-        user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
-                         "interactiveMode": "Never"}}  # fmt: skip
+        user = {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": str(plugin),
+                "interactiveMode": "Never",
+            }
+        }
     result = check(ansible_module, cluster, kubeconfig=_token_kubeconfig(cluster, tmp_path, user), success_threshold=1)
     assert result["passed"], result["msg"]
     assert result["mode"] == "mixed"
-    info = ansible_module("skewsafe.kubeadm.apiserver_peers_info",
-                          {"kubeconfig": _token_kubeconfig(cluster, tmp_path, user), "endpoints": endpoints(cluster)})  # fmt: skip
+    info = ansible_module(
+        "skewsafe.kubeadm.apiserver_peers_info",
+        {"kubeconfig": _token_kubeconfig(cluster, tmp_path, user), "endpoints": endpoints(cluster)},
+    )
     assert not info.get("failed"), info
 
 
 def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_module, service_account_token):
-    env = {"K8S_AUTH_HOST": cluster.first.url, "K8S_AUTH_API_KEY": service_account_token,
-           "K8S_AUTH_SSL_CA_CERT": str(cluster.ca_file)}  # fmt: skip
+    env = {
+        "K8S_AUTH_HOST": cluster.first.url,
+        "K8S_AUTH_API_KEY": service_account_token,
+        "K8S_AUTH_SSL_CA_CERT": str(cluster.ca_file),
+    }
     args = {"endpoints": endpoints(cluster), "wait_timeout": 60, "wait_sleep": 2, "success_threshold": 1}
     result = ansible_module("skewsafe.kubeadm.mvp_check", args, env=env)
     assert result["passed"], result["msg"]
@@ -184,9 +206,12 @@ def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_mo
 def test_peers_info_reports_evidence(cluster, ansible_module):
     result = ansible_module(
         "skewsafe.kubeadm.apiserver_peers_info",
-        {"kubeconfig": str(cluster.kubeconfig), "endpoints": endpoints(cluster),
-         "manifest": str(cluster.node_dir("cp-1") / "etc" / "manifests" / "kube-apiserver.yaml")},
-    )  # fmt: skip
+        {
+            "kubeconfig": str(cluster.kubeconfig),
+            "endpoints": endpoints(cluster),
+            "manifest": str(cluster.node_dir("cp-1") / "etc" / "manifests" / "kube-apiserver.yaml"),
+        },
+    )
     assert not result.get("failed"), result
     assert result["mode"] == "mixed"
     assert result["manifest"]["flags"]["peer-ca-file"].endswith("/pki/ca.crt")
@@ -201,7 +226,7 @@ def test_no_peer_ca_file(cluster, ansible_module, broken):
     result = check(ansible_module, cluster)
     assert not result["passed"]
     assert ("cp-2", "no_peer_ca_file") in causes(result)
-    assert "enable_mvp" in result["msg"]
+    assert "mvp_enable" in result["msg"]
 
 
 def test_wrong_peer_ca(cluster, ansible_module, broken):
@@ -240,13 +265,48 @@ def test_proxy_client_certificate_rejected(cluster, ansible_module, broken):
 def test_serving_certificate_without_peer_san(cluster, ansible_module, broken):
     node = cluster.node_dir("cp-3") / "pki"
     addr = cluster.servers["cp-3"].address
-    subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", str(node / "apiserver.key"),
-                    "-subj", "/CN=kube-apiserver", "-out", str(node / "apiserver.csr")], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(node / "apiserver.key"),
+            "-subj",
+            "/CN=kube-apiserver",
+            "-out",
+            str(node / "apiserver.csr"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     ext = node / "san.ext"
     ext.write_text(f"subjectAltName=IP:{addr},DNS:cp-3\nextendedKeyUsage=serverAuth\n")
-    subprocess.run(["openssl", "x509", "-req", "-in", str(node / "apiserver.csr"), "-CA", str(node / "ca.crt"),
-                    "-CAkey", str(node / "ca.key"), "-CAcreateserial", "-days", "1", "-extfile", str(ext),
-                    "-out", str(node / "apiserver.crt")], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            str(node / "apiserver.csr"),
+            "-CA",
+            str(node / "ca.crt"),
+            "-CAkey",
+            str(node / "ca.key"),
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            str(ext),
+            "-out",
+            str(node / "apiserver.crt"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     # kubeadm would reissue a certificate without the SAN, so restart without rendering.
     broken("cp-3", render=False)
     result = check(ansible_module, cluster, wait_timeout=30)
@@ -297,8 +357,16 @@ def test_cost_of_one_check(harness_factory, ansible_module, count, record_proper
     olds = (count + 1) // 2
     servers = [(f"cp-{i}", OLD if i <= olds else NEW) for i in range(1, count + 1)]
     harness = harness_factory(servers, config_hook=peer_ca_hook(ansible_module))
-    params = {"kubeconfig": str(harness.kubeconfig), "endpoints": endpoints(harness), "mode": "mixed", "wait_timeout": 120,
-              "wait_sleep": 2, "success_threshold": 1, "probe_limit": 2, "request_timeout": 5.0}  # fmt: skip
+    params = {
+        "kubeconfig": str(harness.kubeconfig),
+        "endpoints": endpoints(harness),
+        "mode": "mixed",
+        "wait_timeout": 120,
+        "wait_sleep": 2,
+        "success_threshold": 1,
+        "probe_limit": 2,
+        "request_timeout": 5.0,
+    }
     wait_for(lambda: check_until_proved(params)["passed"], 90, "the control plane to pass once (peer sync)")
     timings = []
     for _round in range(3):
@@ -309,6 +377,8 @@ def test_cost_of_one_check(harness_factory, ansible_module, count, record_proper
         assert result["attempts"] == 1
     wall = min(timings)
     record_property("check_seconds", wall)
-    print(f"\nmvp_check one round, {count} servers ({olds} old): best of 3 {wall:.2f}s "
-          f"(all: {', '.join(f'{t:.2f}' for t in timings)}), {result['requests']} HTTP requests")  # fmt: skip
+    print(
+        f"\nmvp_check one round, {count} servers ({olds} old): best of 3 {wall:.2f}s "
+        f"(all: {', '.join(f'{t:.2f}' for t in timings)}), {result['requests']} HTTP requests"
+    )
     assert wall < 10, "one round should take seconds, not tens of seconds"

@@ -8,8 +8,15 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SURVEY_TYPES = {"text": "str", "textarea": "str", "password": "str", "integer": "int", "float": "float",
-                "multiplechoice": "str", "multiselect": "list"}  # fmt: skip
+SURVEY_TYPES = {
+    "text": "str",
+    "textarea": "str",
+    "password": "str",
+    "integer": "int",
+    "float": "float",
+    "multiplechoice": "str",
+    "multiselect": "list",
+}
 
 
 def options():

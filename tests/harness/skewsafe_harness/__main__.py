@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from .cluster import Harness, down_from_state
+from .hooks import peer_ca_hook
 from .pins import HarnessError, cache_dir, new_version, old_version
 
 
@@ -35,19 +36,6 @@ def parse_servers(text: str) -> list[tuple[str, str]]:
             raise HarnessError(f"--servers item {item!r} is not NAME=VERSION")
         servers.append((name.strip(), version.strip()))
     return servers
-
-
-def peer_ca_hook(server, path: Path) -> None:
-    """Add --peer-ca-file with the collection's own ClusterConfiguration editor (same code as the module)."""
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
-        KubeadmConfig,
-        build_updates,
-    )
-
-    config = KubeadmConfig(path.read_text())
-    ca = str(Path(config.cluster["certificatesDir"]) / "ca.crt")
-    if config.apply(build_updates({"api_server_extra_args": {"peer-ca-file": ca}})):
-        path.write_text(config.render())
 
 
 def operator_settings_hook(server, path: Path) -> None:
@@ -109,8 +97,11 @@ def record_mvp(work: Path) -> dict:
             if merged != harness.request(first, "/apis", {"Accept": ACCEPT_V2_NOPEER}).body:
                 break
             time.sleep(1)
-        creds = Credentials(ca_file=str(harness.ca_file), cert_file=str(harness.work / "client" / "super-admin.crt"),
-                            key_file=str(harness.work / "client" / "super-admin.key"))  # fmt: skip
+        creds = Credentials(
+            ca_file=str(harness.ca_file),
+            cert_file=str(harness.work / "client" / "super-admin.crt"),
+            key_file=str(harness.work / "client" / "super-admin.key"),
+        )
         recorder = RecordingClient(ApiServerClient(creds))
         endpoints = [{"url": s.url, "name": s.name} for s in harness.servers.values()]
         Collector(recorder, peer_ca_file=None, probe_limit=2).collect(endpoints, "mixed")

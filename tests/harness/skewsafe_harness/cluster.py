@@ -36,12 +36,26 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import (
+    ApiServerClient,
+    Credentials,
+    Response,
+)
+
 from . import kubeadm
 from .namespaces import Network, preexec
 from .pins import HarnessError, etcd_bin, k8s_bin
 
-SHARED_PKI_FILES = ("ca.crt", "ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "sa.key", "sa.pub",
-                    "etcd/ca.crt", "etcd/ca.key")  # fmt: skip
+SHARED_PKI_FILES = (
+    "ca.crt",
+    "ca.key",
+    "front-proxy-ca.crt",
+    "front-proxy-ca.key",
+    "sa.key",
+    "sa.pub",
+    "etcd/ca.crt",
+    "etcd/ca.key",
+)
 READY_TIMEOUT = 120.0
 
 
@@ -58,16 +72,6 @@ class Server:
     @property
     def url(self) -> str:
         return f"https://{self.address}:6443"
-
-
-@dataclass
-class Response:
-    status: int
-    headers: dict
-    body: bytes
-
-    def json(self):
-        return json.loads(self.body)
 
 
 def base_config(server: Server, pki_dir: Path, work: Path) -> str:
@@ -109,7 +113,7 @@ class Harness:
         self.config_hook = config_hook
         self.network: Network | None = None
         self.etcd: subprocess.Popen | None = None
-        self._ssl: ssl.SSLContext | None = None
+        self._client: ApiServerClient | None = None
 
     # ------------------------------------------------------------------ paths
     def node_dir(self, name: str) -> Path:
@@ -184,8 +188,12 @@ class Harness:
         first = self.first
         cfg.write_text(base_config(first, shared, self.work))
         for phase in ("ca", "front-proxy-ca", "etcd-ca", "sa"):
-            kubeadm.run(first.version, ["init", "phase", "certs", phase, "--config", str(cfg)], self.work / "etc-shared",
-                        self.log)  # fmt: skip
+            kubeadm.run(
+                first.version,
+                ["init", "phase", "certs", phase, "--config", str(cfg)],
+                self.work / "etc-shared",
+                self.log,
+            )
 
     def config_path(self, name: str) -> Path:
         return self.node_dir(name) / "kubeadm.yaml"
@@ -223,8 +231,21 @@ class Harness:
 
     def _credentials(self) -> None:
         first = self.first
-        kubeadm.run(first.version, ["init", "phase", "kubeconfig", "super-admin", "--config", str(self.config_path(first.name)),
-                                    "--kubeconfig-dir", str(self.kubeconfig.parent)], self.work / "etc-shared", self.log)  # fmt: skip
+        kubeadm.run(
+            first.version,
+            [
+                "init",
+                "phase",
+                "kubeconfig",
+                "super-admin",
+                "--config",
+                str(self.config_path(first.name)),
+                "--kubeconfig-dir",
+                str(self.kubeconfig.parent),
+            ],
+            self.work / "etc-shared",
+            self.log,
+        )
         user = yaml.safe_load(self.kubeconfig.read_text())["users"][0]["user"]
         client = self.work / "client"
         client.mkdir(exist_ok=True)
@@ -236,8 +257,21 @@ class Harness:
     def upload_kubeadm_config(self, name: str | None = None) -> str:
         """Let kubeadm create kube-system/kubeadm-config from a node's config; return its ClusterConfiguration."""
         server = self.servers[name] if name else self.first
-        kubeadm.run(server.version, ["init", "phase", "upload-config", "kubeadm", "--config", str(self.config_path(server.name)),
-                                     "--kubeconfig", str(self.kubeconfig)], self.work / "etc-shared", self.log)  # fmt: skip
+        kubeadm.run(
+            server.version,
+            [
+                "init",
+                "phase",
+                "upload-config",
+                "kubeadm",
+                "--config",
+                str(self.config_path(server.name)),
+                "--kubeconfig",
+                str(self.kubeconfig),
+            ],
+            self.work / "etc-shared",
+            self.log,
+        )
         cm = self.request(server.name, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config").json()
         return cm["data"]["ClusterConfiguration"]
 
@@ -246,9 +280,13 @@ class Harness:
         handle = log.open("ab")
         try:
             return subprocess.Popen(
-                command, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, preexec_fn=preexec(self.network.netns, hostname, self.die_with_parent),
-            )  # fmt: skip
+                command,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=preexec(self.network.netns, hostname, self.die_with_parent),
+            )
         finally:
             handle.close()
 
@@ -323,37 +361,39 @@ class Harness:
         while time.monotonic() < deadline:
             if process is not None and process.poll() is not None:
                 tail = log.read_text(errors="replace").splitlines()[-25:]
-                raise HarnessError(f"process exited (code {process.returncode}) while waiting for {what}; {log}:\n"
-                                   + "\n".join(tail))  # fmt: skip
+                raise HarnessError(
+                    f"process exited (code {process.returncode}) while waiting for {what}; {log}:\n" + "\n".join(tail)
+                )
             if predicate():
                 return
             time.sleep(0.5)
         raise HarnessError(f"timed out after {timeout:.0f}s waiting for {what}; see {log}")
 
     # ------------------------------------------------------------------ HTTP
-    def ssl_context(self) -> ssl.SSLContext:
-        if self._ssl is None:
-            ctx = ssl.create_default_context(cafile=str(self.ca_file))
+    def client(self) -> ApiServerClient:
+        """The collection's own API server client, with the super-admin certificate."""
+        if self._client is None:
             client = self.work / "client"
-            ctx.load_cert_chain(str(client / "super-admin.crt"), str(client / "super-admin.key"))
-            self._ssl = ctx
-        return self._ssl
+            credentials = Credentials(
+                ca_file=str(self.ca_file),
+                cert_file=str(client / "super-admin.crt"),
+                key_file=str(client / "super-admin.key"),
+            )
+            self._client = ApiServerClient(credentials, timeout=10)
+        return self._client
 
-    def request(self, name: str, path: str, headers: dict | None = None, method: str = "GET", body=None,
-                timeout: float = 10) -> Response:  # fmt: skip
-        """A request straight to one API server (never through a load balancer), TLS verified."""
+    def request(
+        self, name: str, path: str, headers: dict | None = None, method: str = "GET", body=None, timeout: float = 10
+    ) -> Response:
+        """A request straight to one API server (never through a load balancer), TLS verified.
+
+        Transport errors raise ConnectionError (an OSError), as a plain socket would.
+        """
         server = self.servers[name]
-        conn = http.client.HTTPSConnection(server.address, 6443, context=self.ssl_context(), timeout=timeout)
-        try:
-            payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
-            hdrs = dict(headers or {})
-            if payload is not None:
-                hdrs.setdefault("Content-Type", "application/json")
-            conn.request(method, path, body=payload, headers=hdrs)
-            resp = conn.getresponse()
-            return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
-        finally:
-            conn.close()
+        resp = self.client().request(method, server.url, path, headers=headers, body=body, timeout=timeout)
+        if resp.status is None:
+            raise ConnectionError(f"{name} {method} {path}: {resp.error}")
+        return resp
 
     # ------------------------------------------------------------------ state
     def _save_state(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import yaml
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
 
 from .pins import HarnessError, k8s_bin
 
@@ -33,9 +33,18 @@ def run(version: str, args: list[str], etc_dir: Path, log: Path | None = None) -
     etc_dir.mkdir(parents=True, exist_ok=True)
     ensure_mountpoint()
     cmd = [
-        "unshare", "--mount", "--propagation", "private",
-        "sh", "-c", _MOUNT_AND_RUN, "sh", str(etc_dir), str(k8s_bin(version, "kubeadm")), *args,
-    ]  # fmt: skip
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        _MOUNT_AND_RUN,
+        "sh",
+        str(etc_dir),
+        str(k8s_bin(version, "kubeadm")),
+        *args,
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if log is not None:
         with log.open("a") as handle:
@@ -47,11 +56,12 @@ def run(version: str, args: list[str], etc_dir: Path, log: Path | None = None) -
 
 def manifest_command(manifest: Path) -> list[str]:
     """The container command of a kubeadm static Pod manifest."""
-    pod = yaml.safe_load(manifest.read_text())
-    return list(pod["spec"]["containers"][0]["command"])
+    command = _manifest.summary(_manifest.load(manifest.read_text()))["command"]
+    if not command:
+        raise HarnessError(f"{manifest} has no container command")
+    return command
 
 
 def flag_value(command: list[str], flag: str) -> str | None:
-    prefix = f"--{flag}="
-    values = [arg[len(prefix) :] for arg in command if arg.startswith(prefix)]
-    return values[-1] if values else None
+    """The value of the last ``--flag=value`` of a command, None without one."""
+    return _manifest.command_flags(command).get(flag)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+
 REPO = Path(__file__).resolve().parents[3]
 VERSIONS_ENV = REPO / "hack" / "versions.env"
 
@@ -36,7 +38,10 @@ def new_version() -> str:
 
 
 def minor(version: str) -> int:
-    return int(version.lstrip("v").split(".")[1])
+    value = _version.minor(version)
+    if value is None:
+        raise HarnessError(f"{version!r} is not a Kubernetes 1.x version")
+    return value
 
 
 def etcd_version(k8s_version: str) -> str:

@@ -1,21 +1,28 @@
 from __future__ import annotations
 
+import base64
+
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.filter import upgrade
+from ansible_collections.skewsafe.kubeadm.plugins.filter import manifest, upgrade
 
 
 def test_filters_are_registered_and_wrap_errors():
     filters = upgrade.FilterModule().filters()
-    assert set(filters) == {"upgrade_steps", "node_upgrade_plan", "host_batches", "removed_feature_gates",
-                            "hostname_problems", "kube_minor", "preflight_assessment", "upgrade_report",
-                            "upgrade_report_markdown", "apiserver_endpoint"}  # fmt: skip
+    assert set(filters) == {
+        "kube_minor",
+        "preflight_assessment",
+        "upgrade_report",
+        "upgrade_report_markdown",
+        "apiserver_endpoint",
+        "package_repo_url",
+        "mvp_feature_gates",
+    }
     assert filters["kube_minor"]("v1.37.2") == 37
-    assert filters["upgrade_steps"]("1.36.5", "1.37.2") == ["1.37.2"]
-    with pytest.raises(AnsibleFilterError, match="skips"):
-        filters["upgrade_steps"]("1.35.0", "1.37.2")
-    assert filters["node_upgrade_plan"]("1.36.5", "1.37.2", name="w", role="worker")["node"] == "w"
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
+        filters["kube_minor"]("latest")
 
 
 def test_apiserver_endpoint():
@@ -30,3 +37,44 @@ def test_apiserver_endpoint():
         "name": "cp-1",
         "url": "https://[fd00::1]:8443",
     }
+
+
+def test_static_pod_reads_slurp_results_text_and_documents():
+    static_pod = manifest.FilterModule().filters()["static_pod"]
+    text = "spec:\n  containers:\n  - image: registry.k8s.io/kube-apiserver:v1.35.4\n    command: [kube-apiserver, --peer-ca-file=/p]\n"
+    expected = {
+        "image": "registry.k8s.io/kube-apiserver:v1.35.4",
+        "version": "v1.35.4",
+        "command": ["kube-apiserver", "--peer-ca-file=/p"],
+        "flags": {"peer-ca-file": "/p"},
+    }
+    slurped = {"content": base64.b64encode(text.encode()).decode(), "encoding": "base64", "source": "/m.yaml"}
+    assert static_pod(slurped) == expected
+    assert static_pod(text) == expected
+    assert static_pod(yaml.safe_load(text)) == expected
+
+
+@pytest.mark.parametrize("value", [{"content": "%%%"}, "a: [b", ["kube-apiserver"], "just text"])
+def test_static_pod_refuses_what_is_no_manifest(value):
+    with pytest.raises(AnsibleFilterError, match="static_pod"):
+        manifest.static_pod(value)
+
+
+def test_package_repo_url():
+    url = upgrade.FilterModule().filters()["package_repo_url"]
+    assert url("1.37.2", "deb") == "https://pkgs.k8s.io/core:/stable:/v1.37/deb/"
+    assert url("v1.36.5", "rpm", None) == "https://pkgs.k8s.io/core:/stable:/v1.36/rpm/"
+    assert url("1.37.2", "deb", "http://mirror.lan/k8s") == "http://mirror.lan/k8s/v1.37/deb/"
+    with pytest.raises(AnsibleFilterError, match="kind"):
+        url("1.37.2", "apk")
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
+        url("1.37", "deb")
+
+
+def test_mvp_feature_gates():
+    gates = upgrade.FilterModule().filters()["mvp_feature_gates"]
+    assert gates("v1.35.4") == {"UnknownVersionInteroperabilityProxy": True}
+    assert gates("v1.36.5") == {}
+    assert gates("1.37.2") == {}
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes 1"):
+        gates("latest")

@@ -4,11 +4,11 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.skewsafe.kubeadm.plugins.test import mvp as mvp_tests
-from ansible_collections.skewsafe.kubeadm.plugins.test.mvp import mvp_configured, mvp_proved
+from ansible_collections.skewsafe.kubeadm.plugins.test.mvp import mvp_configured
 
 
 def test_registered_names():
-    assert set(mvp_tests.TestModule().tests()) == {"mvp_configured", "mvp_proved"}
+    assert set(mvp_tests.TestModule().tests()) == {"mvp_configured"}
 
 
 @pytest.mark.parametrize(
@@ -31,10 +31,3 @@ def test_mvp_configured_accepts_module_result_and_command():
     assert mvp_configured(["kube-apiserver", "--peer-ca-file=/p"], "1.37.0")
     with pytest.raises(AnsibleFilterError):
         mvp_configured("peer-ca-file", "1.37.0")
-
-
-def test_mvp_proved():
-    assert mvp_proved({"passed": True, "failed_checks": []})
-    assert not mvp_proved({"passed": False, "failed_checks": [{}]})
-    with pytest.raises(AnsibleFilterError):
-        mvp_proved({"changed": False})

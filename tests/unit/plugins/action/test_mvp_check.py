@@ -1,99 +1,108 @@
-"""The mvp_check polling loop, with the collector replaced (no network)."""
+"""The mvp_check action plugin itself: its options, its defaults and how it turns outcomes into results."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
+import yaml
+from ansible.errors import AnsibleActionFail
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp_run
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_HOOKS
+from ansible_collections.skewsafe.kubeadm.plugins.action import mvp_check as action_mod
+from ansible_collections.skewsafe.kubeadm.plugins.doc_fragments._apiservers import ModuleDocFragment
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import (
+    APISERVERS_ARG_SPEC,
+    MVP_CHECK_ARG_SPEC,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError
+from ansible_collections.skewsafe.kubeadm.plugins.modules import mvp_check as module_doc
 
-
-def evidence(hooks_ok=True):
-    servers = []
-    for i, version in enumerate(["v1.36.5", "v1.36.5"], 1):
-        servers.append({"name": f"cp-{i}", "endpoint": f"https://10.0.0.{i}:6443", "hostname": f"cp-{i}",
-                        "error": None, "version": version, "ready": True,
-                        "hooks": dict.fromkeys(MVP_HOOKS, "ok") if hooks_ok or i == 1 else {},
-                        "metrics": {"rerouted": [], "proxy_errors": {}, "sync_errors": {}},
-                        "local": set(), "merged": set()})  # fmt: skip
-    leases = [{"name": f"l{i}", "hostname": f"cp-{i}", "holder": "h", "renew_age": 1.0,
-               "peer_address": f"10.0.0.{i}:6443"} for i in (1, 2)]  # fmt: skip
-    return {"servers": servers, "leases": leases, "peer_tls": {}, "requestheader": {}, "probes": []}
+ENDPOINTS = [{"name": "cp-1", "url": "https://10.0.0.1:6443"}]
 
 
-class FakeCollector:
-    def __init__(self, rounds):
-        self.rounds = list(rounds)
-        self.client = type("C", (), {"requests": 0})()
+def make_action(monkeypatch, args, outcome=None, error=None, has_kubernetes=True):
+    task = mock.MagicMock()
+    task.args = args
+    task.check_mode = False
+    task.async_val = 0
+    task.get_name.return_value = "gate"
+    action = action_mod.ActionModule(
+        task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None
+    )
+    monkeypatch.setattr(action_mod._client, "HAS_KUBERNETES", has_kubernetes)
+    seen = {}
 
-    def collect(self, endpoints, mode):
-        self.client.requests += 10
-        return self.rounds.pop(0) if len(self.rounds) > 1 else self.rounds[0]
+    def check_until_proved(params, progress=None):
+        seen["params"] = params
+        progress("round 1: 0 failed")
+        if error:
+            raise error
+        return dict(outcome)
 
-
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
-def run(monkeypatch, rounds, **params):
-    collector = FakeCollector(rounds)
-    monkeypatch.setattr(_mvp_run, "build_collector", lambda p: (collector, [{"url": "https://10.0.0.1:6443"}]))
-    clock = Clock()
-    base = {"mode": "steady", "wait_timeout": 60, "wait_sleep": 5, "success_threshold": 2, "fail_fast": True}
-    base.update(params)
-    lines = []
-    return _mvp_run.check_until_proved(base, sleep=clock.sleep, clock=clock, progress=lines.append), lines
+    monkeypatch.setattr(action_mod, "check_until_proved", check_until_proved)
+    return action, seen
 
 
-def test_needs_consecutive_passes(monkeypatch):
-    result, lines = run(monkeypatch, [evidence(), evidence()], success_threshold=3)
-    assert result["passed"] and result["attempts"] == 3
-    assert result["changed"] is False
-    assert len(lines) == 3 and lines[0].startswith("round 1")
+def test_passes_validated_options_with_their_defaults(monkeypatch):
+    action, seen = make_action(
+        monkeypatch, {"endpoints": ENDPOINTS}, {"passed": True, "msg": "proved", "changed": False}
+    )
+    result = action.run(task_vars={})
+    assert result["passed"] is True and not result.get("failed")
+    params = seen["params"]
+    assert params["endpoints"] == ENDPOINTS
+    assert params["mode"] == "auto" and params["wait_timeout"] == 300 and params["wait_sleep"] == 5
+    assert params["success_threshold"] == 2 and params["fail_fast"] is True
+    assert params["probe_limit"] == 2 and params["request_timeout"] == 5.0
 
 
-def test_fail_fast_on_permanent_cause(monkeypatch):
-    result, _lines = run(monkeypatch, [evidence(hooks_ok=False)])
-    assert not result["passed"]
-    assert result["attempts"] == 2
-    assert result["failed_checks"][0]["cause"] == "no_peer_ca_file"
-    assert "cp-2" in result["msg"]
+def test_a_check_that_does_not_pass_fails_the_task(monkeypatch):
+    outcome = {"passed": False, "msg": "cp-1: no --peer-ca-file", "failed_checks": ["peer_tls"], "changed": False}
+    action, _seen = make_action(monkeypatch, {"endpoints": ENDPOINTS, "wait_timeout": 10}, outcome)
+    result = action.run(task_vars={})
+    assert result["failed"] is True and result["msg"] == "cp-1: no --peer-ca-file"
+    assert result["failed_checks"] == ["peer_tls"]
 
 
-def test_waits_until_timeout_without_fail_fast(monkeypatch):
-    result, _lines = run(monkeypatch, [evidence(hooks_ok=False)], fail_fast=False, wait_timeout=30)
-    assert not result["passed"]
-    assert result["attempts"] == 7  # rounds at t = 0, 5, ..., 30
-    assert result["history"]["readiness"]["failed"] == 7
-
-
-def test_recovers_when_cluster_heals(monkeypatch):
-    result, _lines = run(monkeypatch, [evidence(hooks_ok=False), evidence(), evidence()], fail_fast=True)
-    assert result["passed"] and result["attempts"] == 3
-
-
-def test_unknown_check_is_refused(monkeypatch):
-    with pytest.raises(_mvp_run.RunError, match="unknown checks"):
-        run(monkeypatch, [evidence()], checks=["nope"])
+def test_bad_input_is_a_failure_with_the_reason(monkeypatch):
+    action, seen = make_action(monkeypatch, {"endpoints": ENDPOINTS}, error=RunError("endpoints[0] has no url"))
+    with pytest.raises(AnsibleActionFail, match="mvp_check cannot run: endpoints"):
+        action.run(task_vars={})
+    assert "params" in seen
 
 
 @pytest.mark.parametrize(
-    "params, message",
+    "args, message",
     [
-        ({"endpoints": ["http://10.0.0.1:6443"]}, "https://"),
-        ({"endpoints": [{"name": "a"}]}, "mapping with 'url'"),
-        ({"endpoints": [{"url": "https://a", "name": "x"}, {"url": "https://b", "name": "x"}]}, "unique"),
-        ({"front_proxy_client_cert": "/x"}, "together"),
-        ({"validate_certs": False}, "never turns TLS verification off"),
+        ({"mode": "sometimes"}, "mode"),
+        ({"wait_timeout": "soon"}, "wait_timeout"),
+        ({"checks": ["versions", "luck"]}, "checks"),
+        ({"no_such_option": 1}, "no_such_option"),
     ],
 )
-def test_bad_input_is_refused_before_any_request(params, message):
-    with pytest.raises(_mvp_run.RunError, match=message):
-        _mvp_run.build_collector({"probe_limit": 2, **params})
+def test_options_are_validated_before_anything_runs(monkeypatch, args, message):
+    action, seen = make_action(monkeypatch, {"endpoints": ENDPOINTS, **args}, {"passed": True})
+    with pytest.raises(AnsibleActionFail, match=message):
+        action.run(task_vars={})
+    assert "params" not in seen
+
+
+def test_without_the_kubernetes_library_it_says_where_it_is_needed(monkeypatch):
+    action, seen = make_action(monkeypatch, {"endpoints": ENDPOINTS}, {"passed": True}, has_kubernetes=False)
+    with pytest.raises(AnsibleActionFail, match="runs on the controller"):
+        action.run(task_vars={})
+    assert "params" not in seen
+
+
+def _documented(options):
+    return {name: (o.get("type", "str"), o.get("default"), o.get("choices")) for name, o in options.items()}
+
+
+def _specified(spec):
+    return {name: (o.get("type", "str"), o.get("default"), o.get("choices")) for name, o in spec.items()}
+
+
+def test_documentation_mirrors_the_option_specs():
+    """The docs are the one place users read; the specs the one place the defaults are defined."""
+    assert _documented(yaml.safe_load(module_doc.DOCUMENTATION)["options"]) == _specified(MVP_CHECK_ARG_SPEC)
+    assert _documented(yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]) == _specified(APISERVERS_ARG_SPEC)

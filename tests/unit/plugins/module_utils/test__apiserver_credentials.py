@@ -76,3 +76,51 @@ def test_no_credential_is_one_clear_error(tmp_path):
     message = str(excinfo.value)
     assert "neither a bearer token nor a client certificate" in message
     assert message.count("neither") == 1
+
+
+class FakePool:
+    def __init__(self, error=None):
+        self.calls, self.error = [], error
+
+    def request(self, method, url, **kwargs):
+        self.calls.append((method, url, kwargs))
+        if self.error:
+            raise self.error
+        return type("R", (), {"status": 201, "headers": {"Content-Type": "application/json"}, "data": b'{"ok": 1}'})()
+
+
+def client(monkeypatch, pool, token="t"):
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _apiserver_http
+
+    api = _apiserver_http.ApiServerClient(Credentials(ca_file="/ca", token=token))
+    monkeypatch.setattr(api, "_pool", pool)
+    return api
+
+
+def test_request_sends_json_bodies_with_the_credentials(monkeypatch):
+    pool = FakePool()
+    api = client(monkeypatch, pool)
+    resp = api.request("POST", "https://10.0.0.1:6443/", "/apis/x", body={"a": 1}, timeout=60)
+    assert resp.status == 201 and resp.json() == {"ok": 1} and api.requests == 1
+    method, url, kwargs = pool.calls[0]
+    assert (method, url) == ("POST", "https://10.0.0.1:6443/apis/x")
+    assert json.loads(kwargs["body"]) == {"a": 1}
+    assert kwargs["headers"]["Content-Type"] == "application/json"
+    assert kwargs["headers"]["Authorization"] == "Bearer t"
+    assert kwargs["timeout"].total == 60
+
+
+def test_get_sends_no_body_and_keeps_the_client_timeout(monkeypatch):
+    pool = FakePool()
+    client(monkeypatch, pool).get("https://10.0.0.1:6443", "/version", headers={"Accept": "application/json"})
+    method, _url, kwargs = pool.calls[0]
+    assert method == "GET" and kwargs["body"] is None and "timeout" not in kwargs
+    assert "Content-Type" not in kwargs["headers"] and kwargs["headers"]["Accept"] == "application/json"
+
+
+def test_transport_errors_come_back_as_a_response(monkeypatch):
+    import urllib3
+
+    pool = FakePool(error=urllib3.exceptions.NewConnectionError(None, "refused"))
+    resp = client(monkeypatch, pool).get("https://10.0.0.1:6443", "/readyz")
+    assert resp.status is None and "refused" in resp.error

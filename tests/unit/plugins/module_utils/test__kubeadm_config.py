@@ -10,7 +10,6 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
     KubeadmConfig,
     KubeadmConfigError,
     build_updates,
-    parse_minor,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -167,19 +166,3 @@ def test_comments_and_separator_before_cluster_document_are_kept():
     assert config.render().startswith(
         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n---\n# the cluster-wide part\napiVersion:"
     )
-
-
-@pytest.mark.parametrize(
-    "version, minor",
-    [
-        ("v1.36.2", 36),
-        ("1.37", 37),
-        ("v1.35.0-rc.1", 35),
-        ("stable-1.36", 36),
-        ("2.0.0", None),
-        ("x", None),
-        (None, None),
-    ],
-)
-def test_parse_minor(version, minor):
-    assert parse_minor(version) == minor

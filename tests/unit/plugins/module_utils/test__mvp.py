@@ -48,8 +48,16 @@ def lease(name, host, age=3.0, address=True):
 
 
 def probe(name, status=200, status_local=404, before=0.0, after=1.0, body=""):
-    return {"server": name, "gvr": NEW_ONLY, "path": "/x", "status": status, "status_local": status_local,
-            "rerouted_before": before, "rerouted_after": after, "body": body}  # fmt: skip
+    return {
+        "server": name,
+        "gvr": NEW_ONLY,
+        "path": "/x",
+        "status": status,
+        "status_local": status_local,
+        "rerouted_before": before,
+        "rerouted_after": after,
+        "body": body,
+    }
 
 
 @pytest.fixture
@@ -75,8 +83,15 @@ def failing(results):
 def test_healthy_mixed_passes(healthy):
     results = evaluate(healthy, "mixed", baseline={"cp-1": 0, "cp-2": 0, "cp-3": 0})
     assert failing(results) == set()
-    assert {r["check"] for r in results} == {"versions", "identity_leases", "readiness", "peer_tls", "discovery_merge",
-                                             "proxy_probe", "proxy_errors"}  # fmt: skip
+    assert {r["check"] for r in results} == {
+        "versions",
+        "identity_leases",
+        "readiness",
+        "peer_tls",
+        "discovery_merge",
+        "proxy_probe",
+        "proxy_errors",
+    }
     assert summarize(results).startswith("MVP proved")
 
 
@@ -119,12 +134,14 @@ def test_gate_off_on_destination_is_blamed_on_destination(healthy):
     "error, cause",
     [
         ("certificate verify failed: unable to get local issuer certificate", "peer_ca_mismatch"),
-        ("certificate verify failed: Hostname mismatch, certificate is not valid for 'kubernetes.default.svc'.",
-         "peer_san_missing"),
+        (
+            "certificate verify failed: Hostname mismatch, certificate is not valid for 'kubernetes.default.svc'.",
+            "peer_san_missing",
+        ),
         ("[Errno 113] No route to host", "peer_unreachable"),
         ("timed out", "peer_unreachable"),
     ],
-)  # fmt: skip
+)
 def test_destination_tls_failures(healthy, error, cause):
     healthy["peer_tls"]["cp-3"]["error"] = error
     for s in healthy["servers"][:2]:
@@ -216,7 +233,7 @@ def test_summary_names_server_cause_and_remedy(healthy):
     healthy["servers"][1]["hooks"] = {}
     msg = summarize(evaluate(healthy, "mixed"))
     assert msg.startswith("MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file")
-    assert "enable_mvp" in msg
+    assert "mvp_enable" in msg
 
 
 def test_wrong_peer_ca_in_steady_state_shows_as_rising_discovery_503s(healthy):

@@ -24,16 +24,36 @@ DISCOVERY = {
     "kind": "APIGroupDiscoveryList",
     "apiVersion": "apidiscovery.k8s.io/v2",
     "items": [
-        {"metadata": {"name": "apps"}, "versions": [{"version": "v1", "resources": [
-            {"resource": "deployments", "scope": "Namespaced", "verbs": ["get", "list"],
-             "subresources": [{"subresource": "scale"}]},
-            {"resource": "controllerrevisions", "scope": "Namespaced", "verbs": ["get"]},
-        ]}]},
-        {"metadata": {"name": "storagemigration.k8s.io"}, "versions": [{"version": "v1", "resources": [
-            {"resource": "storageversionmigrations", "scope": "Cluster", "verbs": ["list", "create"]},
-        ]}]},
+        {
+            "metadata": {"name": "apps"},
+            "versions": [
+                {
+                    "version": "v1",
+                    "resources": [
+                        {
+                            "resource": "deployments",
+                            "scope": "Namespaced",
+                            "verbs": ["get", "list"],
+                            "subresources": [{"subresource": "scale"}],
+                        },
+                        {"resource": "controllerrevisions", "scope": "Namespaced", "verbs": ["get"]},
+                    ],
+                }
+            ],
+        },
+        {
+            "metadata": {"name": "storagemigration.k8s.io"},
+            "versions": [
+                {
+                    "version": "v1",
+                    "resources": [
+                        {"resource": "storageversionmigrations", "scope": "Cluster", "verbs": ["list", "create"]},
+                    ],
+                }
+            ],
+        },
     ],
-}  # fmt: skip
+}
 
 METRICS = """\
 # HELP apiserver_rerouted_request_total [ALPHA] Total number of requests that were proxied
@@ -49,8 +69,11 @@ apiserver_request_total{code="200",verb="GET"} 1e+03
 
 def test_parse_aggregated_and_helpers():
     gvrs = parse_aggregated(DISCOVERY)
-    assert set(gvrs) == {("apps", "v1", "deployments"), ("apps", "v1", "controllerrevisions"),
-                         ("storagemigration.k8s.io", "v1", "storageversionmigrations")}  # fmt: skip
+    assert set(gvrs) == {
+        ("apps", "v1", "deployments"),
+        ("apps", "v1", "controllerrevisions"),
+        ("storagemigration.k8s.io", "v1", "storageversionmigrations"),
+    }
     assert gvrs[("apps", "v1", "deployments")]["subresources"] == ["scale"]
     assert listable(set(gvrs), gvrs) == [
         ("apps", "v1", "deployments"),
@@ -92,12 +115,26 @@ def test_parse_readyz_strips_poststarthook_prefix():
 
 def test_parse_leases():
     now = datetime.datetime(2026, 11, 29, 22, 0, 10, tzinfo=datetime.timezone.utc)
-    doc = {"items": [{"metadata": {"name": "apiserver-abc", "labels": {"kubernetes.io/hostname": "cp-1"},
-                                   "annotations": {"kubernetes.io/peer-advertise-address": "10.0.0.1:6443"}},
-                      "spec": {"holderIdentity": "apiserver-abc_1", "renewTime": "2026-11-29T22:00:00.000000Z"}}]}  # fmt: skip
+    doc = {
+        "items": [
+            {
+                "metadata": {
+                    "name": "apiserver-abc",
+                    "labels": {"kubernetes.io/hostname": "cp-1"},
+                    "annotations": {"kubernetes.io/peer-advertise-address": "10.0.0.1:6443"},
+                },
+                "spec": {"holderIdentity": "apiserver-abc_1", "renewTime": "2026-11-29T22:00:00.000000Z"},
+            }
+        ]
+    }
     (lease,) = parse_leases(doc, now=now)
-    assert lease == {"name": "apiserver-abc", "hostname": "cp-1", "holder": "apiserver-abc_1", "renew_age": 10.0,
-                     "peer_address": "10.0.0.1:6443"}  # fmt: skip
+    assert lease == {
+        "name": "apiserver-abc",
+        "hostname": "cp-1",
+        "holder": "apiserver-abc_1",
+        "renew_age": 10.0,
+        "peer_address": "10.0.0.1:6443",
+    }
 
 
 def test_manifest_flags(tmp_path):

@@ -91,9 +91,10 @@ def test_recorded_new_only_resources_are_found_by_diffing(responses):
 def test_recorded_without_mvp_hooks_is_no_peer_ca_file(responses):
     key = request_key(endpoint("cp-2"), "/readyz?verbose")
     responses[key][0]["body"] = "\n".join(
-        line for line in responses[key][0]["body"].splitlines() if "mixed-version-proxy" not in line and "peer-discovery" not in line
-        and "local-discovery" not in line
-    )  # fmt: skip
+        line
+        for line in responses[key][0]["body"].splitlines()
+        if "mixed-version-proxy" not in line and "peer-discovery" not in line and "local-discovery" not in line
+    )
     _evidence, results, _n = run(responses)
     assert ("cp-2", "no_peer_ca_file") in failing(results)
 

@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-try:
-    import yaml
-
-    HAS_YAML = True
-except ImportError:  # pragma: no cover
-    HAS_YAML = False
-
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _upgrade_plan as plan
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
+    HAS_YAML,
+    V1BETA4,
+    KubeadmConfig,
+    KubeadmConfigError,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 
 def _ready(obj):
@@ -56,6 +55,27 @@ def blocked_pdbs(pdbs):
     return out
 
 
+def _kubeadm_config_problems(cfg_text, target):
+    """What in kubeadm-config's ClusterConfiguration stops the target kubeadm, read with the collection's model."""
+    try:
+        config = KubeadmConfig(cfg_text)
+    except KubeadmConfigError as exc:
+        return [f"kubeadm-config: {exc}"]
+    problems = []
+    if config.api_version != V1BETA4:
+        problems.append(
+            f"kubeadm-config: ClusterConfiguration is {config.api_version}; kubeadm 1.36+ reads only v1beta4 "
+            "(kubeadm 1.31+ stores v1beta4 after an upgrade; migrate with 'kubeadm config migrate')"
+        )
+    removed = plan.removed_gates(config.cluster.get("featureGates"), target)
+    if removed:
+        problems.append(
+            f"kubeadm-config: featureGates {', '.join(removed)} no longer exist in kubeadm {target} and would make "
+            "it fail; remove them from the ClusterConfiguration first"
+        )
+    return problems
+
+
 def assess(data):
     """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "mvp_proved"}``."""
     problems = []
@@ -77,13 +97,13 @@ def assess(data):
     except plan.PlanError as exc:
         problems.append(f"version: {exc}")
     if (
-        len({v.lstrip("v") for v in apiserver_versions}) > 1
-        and cluster_version
+        cluster_version
+        and len({plan.parse(v) for v in apiserver_versions}) > 1
         and plan.parse(target) != max(plan.parse(v) for v in apiserver_versions)
     ):
         problems.append(
             f"version: control planes run {', '.join(sorted(set(apiserver_versions)))}: finish the upgrade in progress "
-            f"to {max(apiserver_versions)} first"
+            f"to {max(apiserver_versions, key=plan.parse)} first"
         )
 
     by_node = {n.get("metadata", {}).get("name"): n for n in data.get("nodes") or []}
@@ -127,19 +147,7 @@ def assess(data):
     if not cfg_text:
         problems.append("kubeadm-config: ConfigMap kube-system/kubeadm-config or its ClusterConfiguration is missing")
     elif HAS_YAML:
-        cfg = yaml.safe_load(cfg_text) or {}
-        api_version = cfg.get("apiVersion")
-        if api_version != "kubeadm.k8s.io/v1beta4":
-            problems.append(
-                f"kubeadm-config: ClusterConfiguration is {api_version}; kubeadm 1.36+ reads only v1beta4 "
-                "(kubeadm 1.31+ stores v1beta4 after an upgrade; migrate with 'kubeadm config migrate')"
-            )
-        removed = plan.removed_gates(cfg.get("featureGates"), target)
-        if removed:
-            problems.append(
-                f"kubeadm-config: featureGates {', '.join(removed)} no longer exist in kubeadm {target} and would make "
-                "it fail; remove them from the ClusterConfiguration first"
-            )
+        problems += _kubeadm_config_problems(cfg_text, target)
 
     problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
 
@@ -148,7 +156,7 @@ def assess(data):
     if data.get("require_mvp", True) and not mvp_proved:
         problems.append(
             f"mvp: the Mixed Version Proxy is not proved on the running version ({mvp.get('msg', 'no result')}). "
-            "Run the skewsafe.kubeadm.enable_mvp playbook first"
+            "Run the skewsafe.kubeadm.mvp_enable playbook first"
         )
     return {
         "problems": problems,

@@ -2,14 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._upgrade_plan import (
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._upgrade_plan import (
     PlanError,
-    batches,
     cluster_version,
-    hostname_problems,
     node_plan,
     parse,
-    removed_gates,
     upgrade_steps,
 )
 
@@ -63,32 +60,3 @@ def test_node_plan():
         node_plan("w-1", "1.38.0", "1.37.2", "worker")
     with pytest.raises(PlanError, match="more than three minors"):
         node_plan("w-1", "1.33.0", "1.37.2", "worker")
-
-
-@pytest.mark.parametrize(
-    "size, expected",
-    [(1, [["a"], ["b"], ["c"], ["d"], ["e"]]), (2, [["a", "b"], ["c", "d"], ["e"]]), ("40%", [["a", "b"], ["c", "d"], ["e"]]),
-     ("10%", [["a"], ["b"], ["c"], ["d"], ["e"]]), ("100%", [["a", "b", "c", "d", "e"]])],
-)  # fmt: skip
-def test_batches(size, expected):
-    assert batches("abcde", size) == expected
-
-
-@pytest.mark.parametrize("size", [0, "0%", "150%", "x", -1, "ten%"])
-def test_batches_refuses(size):
-    with pytest.raises(PlanError):
-        batches(["a"], size)
-
-
-def test_removed_gates():
-    gates = {"ControlPlaneKubeletLocalMode": True, "Other": False}
-    assert removed_gates(gates, "1.36.0") == ["ControlPlaneKubeletLocalMode"]
-    assert removed_gates(gates, "1.35.4") == []
-    assert removed_gates(None, "1.37.2") == []
-
-
-def test_hostname_problems():
-    assert hostname_problems(["cp-1", "cp-2"]) == []
-    problems = hostname_problems(["cp-1", "CP-1", "x" * 64])
-    assert any("64 bytes" in p for p in problems)
-    assert any("used by 2" in p for p in problems)

@@ -4,15 +4,18 @@ import copy
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._preflight import assess
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._report import build, markdown
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._preflight import assess
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._report import build, markdown
 
 CLUSTER_CFG = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.5\n"
 
 
 def node(name, ready=True, cordoned=False):
-    return {"metadata": {"name": name}, "spec": {"unschedulable": cordoned} if cordoned else {},
-            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}  # fmt: skip
+    return {
+        "metadata": {"name": name},
+        "spec": {"unschedulable": cordoned} if cordoned else {},
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
 
 
 def host(role, version="v1.36.5", **extra):
@@ -64,8 +67,17 @@ def test_every_problem_is_reported_at_once(data):
     bad["mvp"] = {"passed": False, "msg": "MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file"}
     problems = assess(bad)["problems"]
     joined = "\n".join(problems)
-    for needle in ("skips 1 minor", "node w-1: not Ready", "etcd-cp-1: not Ready", "v1beta3", "ControlPlaneKubeletLocalMode",
-                   "used by 2 control planes", "apiserver.crt expires", "kubeadm 1.38.0 not found", "enable_mvp"):  # fmt: skip
+    for needle in (
+        "skips 1 minor",
+        "node w-1: not Ready",
+        "etcd-cp-1: not Ready",
+        "v1beta3",
+        "ControlPlaneKubeletLocalMode",
+        "used by 2 control planes",
+        "apiserver.crt expires",
+        "kubeadm 1.38.0 not found",
+        "mvp_enable",
+    ):
         assert needle in joined, needle
 
 
@@ -92,16 +104,47 @@ def test_half_finished_upgrade_must_finish_first(data):
 
 def test_report_and_markdown():
     nodes = [
-        {"node": "cp-1", "role": "first control plane", "from": "v1.36.5", "to": "v1.37.2", "action": "upgraded",
-         "started": "2026-11-29T10:00:00+00:00", "finished": "2026-11-29T10:03:30+00:00",
-         "mvp": {"mode": "mixed", "elapsed": 1.5, "probes": [
-             {"server": "cp-2", "gvr": "storagemigration.k8s.io/v1/storageversionmigrations", "status": 200,
-              "status_local": 404, "rerouted_before": 0, "rerouted_after": 1}]}},
+        {
+            "node": "cp-1",
+            "role": "first control plane",
+            "from": "v1.36.5",
+            "to": "v1.37.2",
+            "action": "upgraded",
+            "started": "2026-11-29T10:00:00+00:00",
+            "finished": "2026-11-29T10:03:30+00:00",
+            "mvp": {
+                "mode": "mixed",
+                "elapsed": 1.5,
+                "probes": [
+                    {
+                        "server": "cp-2",
+                        "gvr": "storagemigration.k8s.io/v1/storageversionmigrations",
+                        "status": 200,
+                        "status_local": 404,
+                        "rerouted_before": 0,
+                        "rerouted_after": 1,
+                    }
+                ],
+            },
+        },
         {"node": "w-1", "role": "worker", "from": "v1.37.2", "to": "v1.37.2", "action": "skipped (already at target)"},
-        {"node": "w-2", "role": "worker", "from": "v1.36.5", "to": "v1.37.2", "action": "upgraded", "kept_cordoned": True},
-    ]  # fmt: skip
-    report = build(nodes, "1.37.2", "1.36.5", {"path": "/b/x.db", "sha256": "ab" * 32},
-                   "2026-11-29T10:00:00+00:00", "2026-11-29T10:05:00+00:00")  # fmt: skip
+        {
+            "node": "w-2",
+            "role": "worker",
+            "from": "v1.36.5",
+            "to": "v1.37.2",
+            "action": "upgraded",
+            "kept_cordoned": True,
+        },
+    ]
+    report = build(
+        nodes,
+        "1.37.2",
+        "1.36.5",
+        {"path": "/b/x.db", "sha256": "ab" * 32},
+        "2026-11-29T10:00:00+00:00",
+        "2026-11-29T10:05:00+00:00",
+    )
     assert report["upgraded"] == ["cp-1", "w-2"] and report["skipped"] == ["w-1"]
     assert report["kept_cordoned"] == ["w-2"]
     assert report["nodes"][0]["seconds"] == 210.0 and report["seconds"] == 300.0
@@ -140,3 +183,17 @@ def test_disruption_budgets_that_never_allow_an_eviction_are_named(data):
         "pdb db/pct (minAvailable 100% of 2 pods)",
         "pdb db/none (maxUnavailable 0)",
     ]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\n", "unknown ClusterConfiguration apiVersion"),
+        ("apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n", "no ClusterConfiguration document found"),
+        ("apiVersion: [kubeadm", "malformed YAML"),
+    ],
+)
+def test_unreadable_kubeadm_config_is_a_problem_not_a_crash(data, text, message):
+    data["kubeadm_config"] = text
+    problems = [p for p in assess(data)["problems"] if p.startswith("kubeadm-config: ")]
+    assert len(problems) == 1 and message in problems[0], problems

@@ -7,9 +7,7 @@
 
 from __future__ import annotations
 
-import re
-
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 
 # Feature gates kubeadm removed, by the minor that no longer knows them. kubeadm refuses unknown
 # gates, so one left in ClusterConfiguration.featureGates breaks the upgrade to that minor.
@@ -25,10 +23,10 @@ class PlanError(ValueError):
 
 def parse(version):
     """'v1.37.2' or '1.37.2' -> (1, 37, 2); PlanError for anything else (pre-releases included)."""
-    match = _VERSION_RE.match(str(version).strip()) if version is not None else None
-    if not match:
+    parsed = _version.release(str(version)) if version is not None else None
+    if parsed is None:
         raise PlanError(f"{version!r} is not a Kubernetes release version like 1.37.2")
-    return tuple(int(x) for x in match.groups())
+    return parsed
 
 
 def fmt(version):
@@ -68,8 +66,14 @@ def node_plan(name, kubelet_version, target, role):
     """What happens to one node: ``{"node", "role", "from", "to", "action", "steps"}``."""
     cur, tgt = parse(kubelet_version), parse(target)
     if cur == tgt:
-        return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "skip (already at target)",
-                "steps": []}  # fmt: skip
+        return {
+            "node": name,
+            "role": role,
+            "from": fmt(cur),
+            "to": fmt(tgt),
+            "action": "skip (already at target)",
+            "steps": [],
+        }
     if cur > tgt:
         raise PlanError(f"{name} runs kubelet {fmt(cur)}, newer than the target {fmt(tgt)}")
     if tgt[1] - cur[1] > 3:
@@ -81,26 +85,6 @@ def node_plan(name, kubelet_version, target, role):
         steps.append("mvp_check")
     steps += ["drain", "kubelet+kubectl packages", "restart kubelet", "wait Ready", "uncordon"]
     return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "upgrade", "steps": steps}
-
-
-def batches(hosts, size):
-    """Split ``hosts`` into batches of ``size`` (an int >= 1, or a percentage string like '25%')."""
-    hosts = list(hosts)
-    if isinstance(size, str) and size.endswith("%"):
-        try:
-            percent = float(size[:-1])
-        except ValueError:
-            raise PlanError(f"batch size {size!r} is not a percentage") from None
-        if not 0 < percent <= 100:
-            raise PlanError(f"batch size {size!r} must be between 0% and 100%")
-        size = max(1, int(len(hosts) * percent / 100))
-    try:
-        size = int(size)
-    except (TypeError, ValueError):
-        raise PlanError(f"batch size {size!r} must be a whole number or a percentage") from None
-    if size < 1:
-        raise PlanError("batch size must be at least 1")
-    return [hosts[i : i + size] for i in range(0, len(hosts), size)]
 
 
 def removed_gates(feature_gates, target):

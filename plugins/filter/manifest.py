@@ -1,0 +1,37 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The static Pod manifest filter (documented in static_pod.yml beside)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+
+
+def static_pod(value):
+    """``{image, version, command, flags}`` of a kubeadm static Pod manifest.
+
+    ``value`` is the registered result of ``ansible.builtin.slurp`` of the manifest, its YAML text,
+    or the parsed document.
+    """
+    try:
+        if isinstance(value, Mapping) and "content" in value:
+            pod = _manifest.decode(value["content"])
+        elif isinstance(value, (str, bytes)):
+            pod = _manifest.load(value)
+        else:
+            pod = value
+    except _manifest.ManifestError as exc:
+        raise AnsibleFilterError(f"static_pod: the manifest is {exc}") from exc
+    if not isinstance(pod, Mapping):
+        raise AnsibleFilterError(f"static_pod expects a static Pod manifest, got {type(pod).__name__}")
+    return _manifest.summary(pod)
+
+
+class FilterModule:
+    def filters(self):
+        return {"static_pod": static_pod}

@@ -1,0 +1,110 @@
+"""The mvp_check polling loop (module_utils/_mvp_run), with the collector replaced (no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp_run
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_HOOKS
+
+
+def evidence(hooks_ok=True):
+    servers = []
+    for i, version in enumerate(["v1.36.5", "v1.36.5"], 1):
+        servers.append(
+            {
+                "name": f"cp-{i}",
+                "endpoint": f"https://10.0.0.{i}:6443",
+                "hostname": f"cp-{i}",
+                "error": None,
+                "version": version,
+                "ready": True,
+                "hooks": dict.fromkeys(MVP_HOOKS, "ok") if hooks_ok or i == 1 else {},
+                "metrics": {"rerouted": [], "proxy_errors": {}, "sync_errors": {}},
+                "local": set(),
+                "merged": set(),
+            }
+        )
+    leases = [
+        {"name": f"l{i}", "hostname": f"cp-{i}", "holder": "h", "renew_age": 1.0, "peer_address": f"10.0.0.{i}:6443"}
+        for i in (1, 2)
+    ]
+    return {"servers": servers, "leases": leases, "peer_tls": {}, "requestheader": {}, "probes": []}
+
+
+class FakeCollector:
+    def __init__(self, rounds):
+        self.rounds = list(rounds)
+        self.client = type("C", (), {"requests": 0})()
+
+    def collect(self, endpoints, mode):
+        self.client.requests += 10
+        return self.rounds.pop(0) if len(self.rounds) > 1 else self.rounds[0]
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def run(monkeypatch, rounds, **params):
+    collector = FakeCollector(rounds)
+    monkeypatch.setattr(_mvp_run, "build_collector", lambda p: (collector, [{"url": "https://10.0.0.1:6443"}]))
+    clock = Clock()
+    base = {"mode": "steady", "wait_timeout": 60, "wait_sleep": 5, "success_threshold": 2, "fail_fast": True}
+    base.update(params)
+    lines = []
+    return _mvp_run.check_until_proved(base, sleep=clock.sleep, clock=clock, progress=lines.append), lines
+
+
+def test_needs_consecutive_passes(monkeypatch):
+    result, lines = run(monkeypatch, [evidence(), evidence()], success_threshold=3)
+    assert result["passed"] and result["attempts"] == 3
+    assert result["changed"] is False
+    assert len(lines) == 3 and lines[0].startswith("round 1")
+
+
+def test_fail_fast_on_permanent_cause(monkeypatch):
+    result, _lines = run(monkeypatch, [evidence(hooks_ok=False)])
+    assert not result["passed"]
+    assert result["attempts"] == 2
+    assert result["failed_checks"][0]["cause"] == "no_peer_ca_file"
+    assert "cp-2" in result["msg"]
+
+
+def test_waits_until_timeout_without_fail_fast(monkeypatch):
+    result, _lines = run(monkeypatch, [evidence(hooks_ok=False)], fail_fast=False, wait_timeout=30)
+    assert not result["passed"]
+    assert result["attempts"] == 7  # rounds at t = 0, 5, ..., 30
+    assert result["history"]["readiness"]["failed"] == 7
+
+
+def test_recovers_when_cluster_heals(monkeypatch):
+    result, _lines = run(monkeypatch, [evidence(hooks_ok=False), evidence(), evidence()], fail_fast=True)
+    assert result["passed"] and result["attempts"] == 3
+
+
+def test_unknown_check_is_refused(monkeypatch):
+    with pytest.raises(_mvp_run.RunError, match="unknown checks"):
+        run(monkeypatch, [evidence()], checks=["nope"])
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"endpoints": ["http://10.0.0.1:6443"]}, "https://"),
+        ({"endpoints": [{"name": "a"}]}, "mapping with 'url'"),
+        ({"endpoints": [{"url": "https://a", "name": "x"}, {"url": "https://b", "name": "x"}]}, "unique"),
+        ({"front_proxy_client_cert": "/x"}, "together"),
+        ({"validate_certs": False}, "never turns TLS verification off"),
+    ],
+)
+def test_bad_input_is_refused_before_any_request(params, message):
+    with pytest.raises(_mvp_run.RunError, match=message):
+        _mvp_run.build_collector({"probe_limit": 2, **params})
