@@ -85,7 +85,9 @@ def _recap_failures(output: str) -> dict[str, tuple[int, int]]:
 
 
 def test_navigator_doc_reads_the_module_from_the_image(lab, tmp_path):
-    rc, output, _seconds = _navigator(["doc", "skewsafe.kubeadm.cluster_config", "--mode", "stdout"], tmp_path / "doc.log")
+    rc, output, _seconds = _navigator(
+        ["doc", "skewsafe.kubeadm.cluster_config", "--mode", "stdout"], tmp_path / "doc.log"
+    )
     assert rc == 0, output[-3000:]
     # the collection as installed in the image by ansible-builder, not the checkout
     assert (
