@@ -63,7 +63,10 @@ def cluster_version(node_versions):
 
 
 def node_plan(name, kubelet_version, target, role):
-    """What happens to one node: ``{"node", "role", "from", "to", "action", "steps"}``."""
+    """What happens to one node: ``{"node", "role", "from", "to", "action"}``.
+
+    ``action`` names only the kubeadm command and whether the gate follows: the roles own the steps.
+    """
     cur, tgt = parse(kubelet_version), parse(target)
     if cur == tgt:
         return {
@@ -72,19 +75,14 @@ def node_plan(name, kubelet_version, target, role):
             "from": fmt(cur),
             "to": fmt(tgt),
             "action": "skip (already at target)",
-            "steps": [],
         }
     if cur > tgt:
         raise PlanError(f"{name} runs kubelet {fmt(cur)}, newer than the target {fmt(tgt)}")
     if tgt[1] - cur[1] > 3:
         raise PlanError(f"{name} runs kubelet {fmt(cur)}, more than three minors behind {fmt(tgt)}")
-    first = role == "first_control_plane"
-    upgrade = "kubeadm upgrade apply" if first else "kubeadm upgrade node"
-    steps = ["kubeadm package", *(["kubeadm upgrade plan"] if first else []), upgrade]
-    if role != "worker":
-        steps.append("mvp_check")
-    steps += ["drain", "kubelet+kubectl packages", "restart kubelet", "wait Ready", "uncordon"]
-    return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": "upgrade", "steps": steps}
+    kubeadm = "kubeadm upgrade apply" if role == "first_control_plane" else "kubeadm upgrade node"
+    action = f"upgrade ({kubeadm}{', then the MVP gate' if role != 'worker' else ''}, then the kubelet)"
+    return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": action}
 
 
 def removed_gates(feature_gates, target):

@@ -50,11 +50,12 @@ def test_parse_and_cluster_version():
 
 def test_node_plan():
     first = node_plan("cp-1", "v1.36.5", "1.37.2", "first_control_plane")
-    assert first["action"] == "upgrade"
-    assert first["steps"][:3] == ["kubeadm package", "kubeadm upgrade plan", "kubeadm upgrade apply"]
-    assert "mvp_check" in first["steps"]
+    assert first["action"] == "upgrade (kubeadm upgrade apply, then the MVP gate, then the kubelet)"
+    assert "steps" not in first
+    other = node_plan("cp-2", "v1.36.5", "1.37.2", "control_plane")
+    assert other["action"] == "upgrade (kubeadm upgrade node, then the MVP gate, then the kubelet)"
     worker = node_plan("w-1", "1.36.5", "1.37.2", "worker")
-    assert "kubeadm upgrade node" in worker["steps"] and "mvp_check" not in worker["steps"]
+    assert worker["action"] == "upgrade (kubeadm upgrade node, then the kubelet)"
     assert node_plan("w-1", "1.37.2", "1.37.2", "worker")["action"].startswith("skip")
     with pytest.raises(PlanError, match="newer than the target"):
         node_plan("w-1", "1.38.0", "1.37.2", "worker")
