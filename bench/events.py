@@ -25,7 +25,7 @@ CATEGORIES = (
     ("packages", r"^Packages \|"),
     ("kubelet_restart", r"Restart kubelet|Wait until the node is Ready"),
     # waiting for what kubeadm and the kubelet restarted (control_plane_health)
-    ("apiserver_wait", r"^Control plane \| (Wait until whole|Check that it is whole)"),
+    ("apiserver_wait", r"^Control plane \| Wait until whole"),
     ("drain", r"\| (Drain|Uncordon) "),
     ("enable_mvp", r"^Enable MVP \|"),
     ("etcd_backup", r"^Etcd backup \|"),

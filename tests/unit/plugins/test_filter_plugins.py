@@ -6,7 +6,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.filter import manifest, upgrade
+from ansible_collections.skewsafe.kubeadm.plugins.filter import manifest, resume, upgrade
 
 
 def test_filters_are_registered_and_wrap_errors():
@@ -78,3 +78,10 @@ def test_mvp_feature_gates():
     assert gates("1.37.2") == {}
     with pytest.raises(AnsibleFilterError, match="not a Kubernetes 1"):
         gates("latest")
+
+
+def test_upgrade_left_to_do_is_registered_and_wraps_errors():
+    left = resume.FilterModule().filters()["upgrade_left_to_do"]
+    assert left({"target": "1.37.2", "role": "worker", "kubelet": "v1.36.5"})["next_step"] == "kubeadm upgrade node"
+    with pytest.raises(AnsibleFilterError, match=r"upgrade_left_to_do: kubelet is v1\.38\.0, newer than the target"):
+        left({"target": "1.37.2", "role": "worker", "kubelet": "v1.38.0"})

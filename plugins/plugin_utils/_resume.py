@@ -1,0 +1,86 @@
+# Copyright (c) skewsafe.kubeadm contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE to the skewsafe.kubeadm collection.
+"""What is left to upgrade on one node, from what the cluster shows now, never from binaries on disk.
+
+A run killed anywhere leaves some of these behind the target; the rerun repeats the kubeadm step
+when any kubeadm-owned part is behind (kubeadm skips a static Pod whose manifest is already current)
+and the kubelet step when the Node still reports the old kubelet.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+
+ROLES = ("first_control_plane", "control_plane", "worker")
+# The static Pods kubeadm upgrades on every control plane (etcd only where stacked, so not required).
+COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+
+class ResumeError(ValueError):
+    pass
+
+
+def _release(text, what):
+    parsed = _version.triple(text) if text else None
+    if parsed is None:
+        raise ResumeError(f"{what} is not a Kubernetes version: {text!r}")
+    return parsed
+
+
+def _fmt(parsed):
+    return "v{}.{}.{}".format(*parsed)
+
+
+def left_to_do(observed):
+    """``{"kubeadm", "kubelet", "any", "behind", "next_step"}`` for one node.
+
+    ``observed``: ``target``, ``role`` (one of ROLES), ``kubelet`` (the Node's ``kubeletVersion``); on a
+    control plane ``manifests`` (component name to the image tag of its manifest, None when it is missing);
+    on the first one also ``cluster_version`` (kubeadm-config's ``kubernetesVersion``) and ``kube_proxy``
+    (the image tag of the kube-proxy DaemonSet, None when the cluster has none). kubeadm upgrade apply
+    writes kubeadm-config before the add-ons, and kube-proxy is its last add-on: both must be at the target.
+    """
+    role = observed.get("role")
+    if role not in ROLES:
+        raise ResumeError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    target = _release(observed.get("target"), "the target")
+    behind = []
+
+    def check(what, text, required=True):
+        if text is None and not required:
+            return
+        if text is None:
+            behind.append(f"{what} missing")
+            return
+        found = _release(text, what)
+        if found > target:
+            raise ResumeError(f"{what} is {_fmt(found)}, newer than the target {_fmt(target)}")
+        if found != target:
+            behind.append(f"{what} at {_fmt(found)}")
+
+    if role != "worker":
+        manifests = observed.get("manifests") or {}
+        for component in COMPONENTS:
+            check(f"{component} manifest", manifests.get(component))
+    if role == "first_control_plane":
+        check("kubeadm-config kubernetesVersion", observed.get("cluster_version"))
+        check("kube-proxy DaemonSet", observed.get("kube_proxy"), required=False)
+    kubeadm_behind = bool(behind)
+    check("kubelet", observed.get("kubelet"))
+    kubelet_behind = len(behind) > 0 and behind[-1].startswith("kubelet ")
+    if role == "worker":  # kubeadm upgrade node on a worker only rewrites the kubelet configuration
+        kubeadm_behind = kubelet_behind
+    if kubeadm_behind:
+        next_step = "kubeadm upgrade apply" if role == "first_control_plane" else "kubeadm upgrade node"
+    else:
+        next_step = "kubelet" if kubelet_behind else "none"
+    return {
+        "kubeadm": kubeadm_behind,
+        "kubelet": kubelet_behind,
+        "any": kubeadm_behind or kubelet_behind,
+        "behind": behind,
+        "next_step": next_step,
+    }

@@ -1,0 +1,114 @@
+"""Each half-done state a killed run can leave, and the step the rerun takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._resume import ResumeError, left_to_do
+
+OLD, NEW = "v1.36.5", "v1.37.2"
+
+
+def manifests(apiserver=NEW, cm=NEW, scheduler=NEW):
+    return {"kube-apiserver": apiserver, "kube-controller-manager": cm, "kube-scheduler": scheduler}
+
+
+def first(**kw):
+    observed = {"target": "1.37.2", "role": "first_control_plane", "kubelet": OLD, "manifests": manifests()}
+    observed.update(cluster_version=NEW, kube_proxy=NEW)
+    observed.update(kw)
+    return left_to_do(observed)
+
+
+@pytest.mark.parametrize(
+    ("state", "observed", "next_step", "behind"),
+    [
+        (
+            "nothing done yet",
+            {"manifests": manifests(OLD, OLD, OLD), "cluster_version": OLD, "kube_proxy": OLD},
+            "kubeadm upgrade apply",
+            [
+                "kube-apiserver manifest at v1.36.5",
+                "kube-controller-manager manifest at v1.36.5",
+                "kube-scheduler manifest at v1.36.5",
+                "kubeadm-config kubernetesVersion at v1.36.5",
+                "kube-proxy DaemonSet at v1.36.5",
+                "kubelet at v1.36.5",
+            ],
+        ),
+        (
+            "apply killed after the kube-apiserver manifest",
+            {"manifests": manifests(NEW, OLD, OLD), "cluster_version": OLD},
+            "kubeadm upgrade apply",
+            [
+                "kube-controller-manager manifest at v1.36.5",
+                "kube-scheduler manifest at v1.36.5",
+                "kubeadm-config kubernetesVersion at v1.36.5",
+                "kubelet at v1.36.5",
+            ],
+        ),
+        (
+            "apply killed in the add-ons (kubeadm-config already written)",
+            {"kube_proxy": OLD},
+            "kubeadm upgrade apply",
+            ["kube-proxy DaemonSet at v1.36.5", "kubelet at v1.36.5"],
+        ),
+        ("apply finished, kubelet not yet", {}, "kubelet", ["kubelet at v1.36.5"]),
+        (
+            "a manifest removed by hand",
+            {"manifests": manifests(scheduler=None)},
+            "kubeadm upgrade apply",
+            ["kube-scheduler manifest missing", "kubelet at v1.36.5"],
+        ),
+        ("no kube-proxy in the cluster", {"kube_proxy": None}, "kubelet", ["kubelet at v1.36.5"]),
+        ("all done", {"kubelet": NEW}, "none", []),
+    ],
+)
+def test_first_control_plane(state, observed, next_step, behind):
+    result = first(**observed)
+    assert (result["next_step"], result["behind"]) == (next_step, behind), state
+    assert result["any"] == (next_step != "none")
+
+
+@pytest.mark.parametrize(
+    ("state", "apiserver", "kubelet", "next_step"),
+    [
+        ("upgrade node not run or killed", OLD, OLD, "kubeadm upgrade node"),
+        ("killed between kubeadm upgrade node and the kubelet", NEW, OLD, "kubelet"),
+        ("packages installed, kubelet not restarted: the Node still says old", NEW, OLD, "kubelet"),
+        ("done", NEW, NEW, "none"),
+    ],
+)
+def test_other_control_plane(state, apiserver, kubelet, next_step):
+    observed = {
+        "target": "v1.37.2",
+        "role": "control_plane",
+        "kubelet": kubelet,
+        "manifests": manifests(apiserver=apiserver),
+    }
+    result = left_to_do(observed)
+    assert result["next_step"] == next_step, state
+    # the cluster-wide parts belong to the first control plane
+    assert not any("kubeadm-config" in b or "kube-proxy" in b for b in result["behind"])
+
+
+@pytest.mark.parametrize(("kubelet", "next_step"), [(OLD, "kubeadm upgrade node"), (NEW, "none")])
+def test_worker(kubelet, next_step):
+    result = left_to_do({"target": "1.37.2", "role": "worker", "kubelet": kubelet})
+    assert result["next_step"] == next_step
+    assert result["kubeadm"] == result["kubelet"] == (kubelet == OLD)
+
+
+@pytest.mark.parametrize(
+    ("observed", "message"),
+    [
+        ({"kubelet": "v1.38.0"}, "kubelet is v1.38.0, newer than the target v1.37.2"),
+        ({"manifests": manifests(apiserver="v1.37.3")}, "kube-apiserver manifest is v1.37.3, newer"),
+        ({"kube_proxy": "latest"}, "kube-proxy DaemonSet is not a Kubernetes version: 'latest'"),
+        ({"target": "1.37"}, "the target is not a Kubernetes version"),
+        ({"role": "etcd"}, "role must be one of"),
+    ],
+)
+def test_refuses(observed, message):
+    with pytest.raises(ResumeError, match=message):
+        first(**observed)
