@@ -2,10 +2,11 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench help
+.PHONY: test test-lab host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
+	@echo "make test-lab      the lab scenarios outside make test (fault injection: kills and reruns)"
 	@echo "make host-deps     install the host's Debian packages (hack/host-packages.txt)"
 	@echo "make ee            build the execution environment image (ansible-builder; cached) and print its tag"
 	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
@@ -18,6 +19,9 @@ help:
 
 test:
 	hack/test.sh
+
+test-lab:
+	TIERS="setup host-deps binaries faults" hack/test.sh
 
 host-deps:
 	hack/host-deps.sh install

@@ -6,6 +6,8 @@
 # tier, prints one summary line per tier and exits non-zero if any tier failed.
 #
 #   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
+#   TIERS="setup host-deps binaries faults" hack/test.sh   the lab scenarios outside `make test`
+#                                         (`make test-lab`: the fault-injection story, about 40 min)
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -207,7 +209,14 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults" -rA -s
+}
+
+# Not in `make test` (CI budget): `make test-lab` runs it.
+tier_faults() {
+  set -e
+  cd "$repo"
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m faults -rA -s
 }
 
 run_tier setup tier_setup
@@ -224,7 +233,7 @@ else
   run_tier docsite tier_docsite
   run_tier release tier_release
   run_tier binaries tier_binaries
-  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e; do
+  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e faults:tier_faults; do
     if [ "${status[binaries]:-passed}" = passed ] || [ "${t%%:*}" = newer-core ]; then
       run_tier "${t%%:*}" "${t#*:}"
     elif [[ " $TIERS " == *" ${t%%:*} "* ]]; then

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -104,8 +105,11 @@ class Lab:
             state[name] = (digest, self.kubelet_version(name), bool(nodes[name]["spec"].get("unschedulable")))
         return state
 
-    def playbook(self, name: str, *extra: str, kill_when=None, timeout: float = 3600) -> PlaybookRun:
-        """ansible-playbook skewsafe.kubeadm.<name>; kill_when(line) -> True kills it (SIGKILL) at that line."""
+    def playbook(
+        self, name: str, *extra: str, kill_when=None, kill_state=None, poll: float = 1.0, timeout: float = 3600
+    ) -> PlaybookRun:
+        """ansible-playbook skewsafe.kubeadm.<name>, killed with SIGKILL (what an AWX cancel does) when
+        kill_when(line) is true for an output line, or when kill_state() (polled every `poll` s) is true."""
         self.runs += 1
         log = self.logs / f"{self.runs:02d}-{name}.log"
         cmd = [
@@ -118,26 +122,47 @@ class Lab:
             *extra,
         ]
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
-        started, lines, killed = time.monotonic(), [], False
+        started, lines, killed, stop = time.monotonic(), [], [False], threading.Event()
         with (
             open(log, "w") as out,
             subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
             ) as proc,
         ):
-            for line in proc.stdout:
-                lines.append(line)
-                out.write(line)
-                out.flush()
-                if kill_when is not None and kill_when(line):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    killed = True
-                    break
-                if time.monotonic() - started > timeout:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    pytest.fail(f"{name} did not finish in {timeout}s; log {log}")
+
+            def watch_state():
+                while not stop.wait(poll):
+                    if kill_state():
+                        killed[0] = True
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        # a child that left the process group (an ssh master) must not keep the pipe open
+                        if not stop.wait(10):
+                            proc.stdout.close()
+                        return
+
+            watcher = threading.Thread(target=watch_state, daemon=True) if kill_state is not None else None
+            if watcher:
+                watcher.start()
+            try:
+                for line in proc.stdout:
+                    lines.append(line)
+                    out.write(line)
+                    out.flush()
+                    if kill_when is not None and kill_when(line):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        killed[0] = True
+                        break
+                    if time.monotonic() - started > timeout:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        pytest.fail(f"{name} did not finish in {timeout}s; log {log}")
+            except (OSError, ValueError):
+                if not killed[0]:
+                    raise
             proc.wait()
-        return PlaybookRun(proc.returncode, "".join(lines), killed, time.monotonic() - started, log)
+            stop.set()
+            if watcher:
+                watcher.join()
+        return PlaybookRun(proc.returncode, "".join(lines), killed[0], time.monotonic() - started, log)
 
     def wait_for(self, predicate, timeout: float, what: str, interval: float = 3):
         deadline = time.monotonic() + timeout

@@ -1,0 +1,319 @@
+"""Fault injection on the real lab: one upgrade, interrupted again and again, each rerun the same command.
+
+`make test-lab` runs it (tier `faults`; the default e2e tier leaves it out). SIGKILL of
+ansible-playbook is what an AWX cancel or a lost controller does. Each kill is triggered from observed
+state (a manifest, a package version, a Pod's deletion), never from a sleep:
+
+(e) a worker whose PodDisruptionBudget never yields: the run stops before that node's kubelet is
+    touched, names the PDB, and the node is schedulable again; relaxed, the rerun goes on;
+(a) the first control plane during `kubeadm upgrade apply`, after the kube-apiserver manifest changed
+    (kubeadm is killed on the node too, so the apply is really half done);
+(b) another control plane between `kubeadm upgrade node` and its kubelet upgrade;
+(c) a worker after its packages were upgraded and before its kubelet restarted;
+(d) during the drain of a worker whose Pod has a long termination grace period;
+(f) a worker the operator cordoned before the run stays cordoned afterwards.
+After the last rerun everything is at the target and nothing was lost.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+
+import pytest
+import yaml
+from conftest import CONTROL_PLANES, NEW, OLD, WORKERS
+
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+from skewsafe_harness.pins import k8s_bin
+
+pytestmark = pytest.mark.faults
+
+TARGET = f"skewsafe_kubernetes_version={NEW}"
+CORDON_MARK = "skewsafe.kubeadm/cordoned"
+COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+FIRST, SECOND = CONTROL_PLANES[0], CONTROL_PLANES[1]
+BLOCKED, OPERATORS = WORKERS[0], WORKERS[1]  # upgraded in this order (serial 1)
+SLOW_GRACE_S = 60
+
+WORKLOAD = f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: steady, namespace: default}}
+spec:
+  replicas: 3
+  selector: {{matchLabels: {{app: steady}}}}
+  template:
+    metadata: {{labels: {{app: steady}}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      # with one worker cordoned by the operator, the pods need room on the control planes
+      tolerations: [{{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}}]
+      containers:
+      - {{name: pause, image: "registry.k8s.io/pause:3.10.2", imagePullPolicy: Never}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: steady, namespace: default}}
+spec:
+  minAvailable: 2
+  selector: {{matchLabels: {{app: steady}}}}
+---
+# Two replicas that can only run on {BLOCKED}: the drain evicts one, its replacement cannot start
+# anywhere, and the budget then refuses the second eviction for ever. Preflight cannot see it coming
+# (the budget allows one disruption when the run starts).
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: pinned, namespace: default}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: pinned}}}}
+  template:
+    metadata: {{labels: {{app: pinned}}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      nodeSelector: {{kubernetes.io/hostname: {BLOCKED}}}
+      containers:
+      - {{name: pause, image: "registry.k8s.io/pause:3.10.2", imagePullPolicy: Never}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: pinned, namespace: default}}
+spec:
+  minAvailable: 1
+  selector: {{matchLabels: {{app: pinned}}}}
+---
+# A Pod that needs its whole grace period to stop (it ignores SIGTERM), like a database flushing.
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: slow-stop, namespace: default}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: slow-stop}}}}
+  template:
+    metadata: {{labels: {{app: slow-stop}}}}
+    spec:
+      terminationGracePeriodSeconds: {SLOW_GRACE_S}
+      nodeSelector: {{kubernetes.io/hostname: {OPERATORS}}}
+      containers:
+      - name: slow
+        image: registry.k8s.io/kube-proxy:v{OLD}
+        imagePullPolicy: Never
+        command: [/bin/bash, -c, "trap '' TERM; while :; do sleep 1; done"]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: before-upgrade, namespace: default}}
+data: {{created: before}}
+"""
+
+done: dict[str, bool] = {}
+story: list[dict] = []  # per kill point: what the rerun did and how long it took, for the closing note
+
+
+def after(step: str) -> None:
+    if not done.get(step):
+        pytest.fail(f"needs step '{step}' to have passed first (the cluster is not in the state this step starts from)")
+
+
+def record(point: str, run, **facts) -> None:
+    story.append(
+        {"point": point, "seconds": round(run.seconds), "returncode": run.returncode, "killed": run.killed, **facts}
+    )
+    print(f"\n[{point}] {'killed' if run.killed else 'rc=' + str(run.returncode)} after {run.seconds:.0f}s {facts}")
+
+
+def manifest_versions(lab, node: str) -> dict[str, str | None]:
+    versions = {}
+    for component in COMPONENTS:
+        text = lab.node_exec(node, "cat", f"/etc/kubernetes/manifests/{component}.yaml", check=False)
+        versions[component] = _manifest.summary(_manifest.load(text))["version"] if text else None
+    return versions
+
+
+def cluster_version(lab) -> str:
+    config = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["data"]["ClusterConfiguration"]
+    return yaml.safe_load(config)["kubernetesVersion"]
+
+
+def kube_proxy_version(lab) -> str | None:
+    result = lab.kubectl("-n", "kube-system", "get", "daemonset", "kube-proxy", "-o", "json", check=False)
+    if result.returncode != 0:
+        return None
+    containers = json.loads(result.stdout)["spec"]["template"]["spec"]["containers"]
+    return _manifest.image_tag(next(c["image"] for c in containers if c["name"] == "kube-proxy"))
+
+
+def node_kubelet(lab, node: str) -> str:
+    return lab.nodes()[node]["status"]["nodeInfo"]["kubeletVersion"]
+
+
+def package_version(lab, node: str, package: str = "kubelet") -> str:
+    return lab.node_exec(node, "dpkg-query", "-W", "-f", "${Version}", package)
+
+
+class ReadyWatcher:
+    """Samples the ready replicas of `steady` every 2 s from the first run to the last."""
+
+    def __init__(self, lab):
+        self.lab, self.samples, self.stop_event = lab, [], threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop_event.is_set():
+            result = self.lab.kubectl(
+                "get", "deployment", "steady", "-o", "jsonpath={.status.readyReplicas}", check=False
+            )
+            self.samples.append(int(result.stdout or 0) if result.returncode == 0 else None)
+            self.stop_event.wait(2)
+
+    def stop(self) -> list[int]:
+        self.stop_event.set()
+        self.thread.join()
+        return [s for s in self.samples if s is not None]
+
+
+watch: dict[str, ReadyWatcher] = {}
+
+
+def test_workload_and_an_operator_cordon(lab, tmp_path):
+    manifest = tmp_path / "workload.yaml"
+    manifest.write_text(WORKLOAD)
+    lab.kubectl("apply", "-f", str(manifest))
+    for deployment in ("steady", "pinned", "slow-stop"):
+        lab.kubectl("rollout", "status", f"deployment/{deployment}", "--timeout=180s")
+    lab.kubectl("cordon", OPERATORS)  # (f): after slow-stop is running there
+    watch["ready"] = ReadyWatcher(lab)
+    done["workload"] = True
+
+
+def test_a_killed_during_kubeadm_upgrade_apply(lab):
+    after("workload")
+
+    def apiserver_manifest_changed():
+        return manifest_versions(lab, FIRST)["kube-apiserver"] == f"v{NEW}"
+
+    run = lab.playbook("upgrade", "-e", TARGET, kill_state=apiserver_manifest_changed)
+    assert run.killed, "the run ended before the kube-apiserver manifest changed: " + run.tail()
+    # The controller is gone; so is kubeadm on the node (a cancelled job whose SSH session dies with it).
+    lab.node_exec(FIRST, "pkill", "-KILL", "-x", "kubeadm", check=False)
+    left = manifest_versions(lab, FIRST)
+    behind = [c for c, v in left.items() if v != f"v{NEW}"] + (
+        ["kubeadm-config"] if cluster_version(lab) != f"v{NEW}" else []
+    )
+    record("a: killed in kubeadm upgrade apply", run, left_behind=behind)
+    assert behind, f"apply had already finished when it was killed: {left}"
+    assert node_kubelet(lab, FIRST) == f"v{OLD}"
+    assert manifest_versions(lab, SECOND)["kube-apiserver"] == f"v{OLD}", f"{SECOND} was touched"
+    done["a"] = True
+
+
+def test_b_killed_between_kubeadm_upgrade_node_and_the_kubelet(lab):
+    after("a")
+
+    def upgrade_node_done():
+        return all(v == f"v{NEW}" for v in manifest_versions(lab, SECOND).values())
+
+    run = lab.playbook("upgrade", "-e", TARGET, kill_state=upgrade_node_done)
+    assert run.killed, f"the run ended before {SECOND}'s kubeadm upgrade node: " + run.tail()
+    # The rerun finished the half-done apply on the first control plane, cluster-wide parts included.
+    assert manifest_versions(lab, FIRST) == dict.fromkeys(COMPONENTS, f"v{NEW}")
+    assert cluster_version(lab) == f"v{NEW}"
+    assert kube_proxy_version(lab) in (None, f"v{NEW}")
+    assert node_kubelet(lab, FIRST) == f"v{NEW}"
+    assert not lab.nodes()[FIRST]["spec"].get("unschedulable"), f"{FIRST} left cordoned"
+    record("b: killed after kubeadm upgrade node", run, rerun_of="a", first_control_plane="finished")
+    assert node_kubelet(lab, SECOND) == f"v{OLD}", f"{SECOND}'s kubelet was already upgraded"
+    done["b"] = True
+
+
+def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
+    after("b")
+    run = lab.playbook(
+        "upgrade", "-e", TARGET, "-e", "node_upgrade_drain_retries=2", "-e", "node_upgrade_drain_retry_delay=5"
+    )
+    record("e: PDB never yields", run, rerun_of="b")
+    assert run.returncode != 0, "the run went through a drain that cannot finish: " + run.tail()
+    assert "default/pinned" in run.output, "the failure does not name the blocking budget: " + run.tail()
+    for cp in CONTROL_PLANES:  # the control planes, (b)'s included, were finished first
+        assert node_kubelet(lab, cp) == f"v{NEW}", cp
+        assert manifest_versions(lab, cp) == dict.fromkeys(COMPONENTS, f"v{NEW}"), cp
+    assert package_version(lab, BLOCKED).startswith(OLD), f"{BLOCKED}'s kubelet package was touched"
+    node = lab.nodes()[BLOCKED]
+    assert not node["spec"].get("unschedulable"), f"{BLOCKED} left cordoned although its kubelet was not touched"
+    assert CORDON_MARK not in node["metadata"].get("annotations", {}), node["metadata"]
+    lab.kubectl("patch", "pdb", "pinned", "--type", "merge", "-p", '{"spec": {"minAvailable": 0}}')
+    done["e"] = True
+
+
+def test_c_killed_after_the_packages_before_the_kubelet_restart(lab):
+    after("e")
+    # The control planes are done, so the first kubelet restart of this run is the first worker's.
+    run = lab.playbook("upgrade", "-e", TARGET, kill_when=lambda line: "Node upgrade | Restart kubelet" in line)
+    assert run.killed, "the run ended before a worker's kubelet restart: " + run.tail()
+    record("c: killed before the kubelet restart", run, rerun_of="e")
+    assert package_version(lab, BLOCKED).startswith(NEW), f"{BLOCKED}'s packages were not upgraded yet"
+    assert node_kubelet(lab, BLOCKED) == f"v{OLD}", f"{BLOCKED}'s kubelet restarted before the kill"
+    assert lab.nodes()[BLOCKED]["spec"].get("unschedulable"), f"{BLOCKED} is not cordoned mid-upgrade"
+    done["c"] = True
+
+
+def test_d_killed_while_a_slow_pod_drains(lab):
+    after("c")
+
+    def slow_pod_terminating():
+        pods = lab.json("get", "pods", "-l", "app=slow-stop")["items"]
+        terminating = [p for p in pods if p["metadata"].get("deletionTimestamp")]
+        if terminating:
+            slow["pod"] = terminating[0]
+        return bool(terminating)
+
+    slow: dict = {}
+    run = lab.playbook("upgrade", "-e", TARGET, kill_state=slow_pod_terminating)
+    assert run.killed, f"the run ended before {OPERATORS}'s drain: " + run.tail()
+    # The rerun finished the first worker although its kubelet was only installed, not restarted.
+    assert node_kubelet(lab, BLOCKED) == f"v{NEW}"
+    assert not lab.nodes()[BLOCKED]["spec"].get("unschedulable"), f"{BLOCKED} left cordoned"
+    grace = slow["pod"]["metadata"].get("deletionGracePeriodSeconds")
+    record("d: killed while a slow Pod drains", run, rerun_of="c", grace_period_used=grace)
+    assert grace == SLOW_GRACE_S, f"the drain did not give the Pod its own grace period: {grace}"
+    done["d"] = True
+
+
+def test_the_last_rerun_converges_and_nothing_was_lost(lab):
+    after("d")
+    run = lab.playbook("upgrade", "-e", TARGET)
+    record("final rerun", run, rerun_of="d")
+    assert run.returncode == 0, run.tail()
+    nodes = lab.nodes()
+    for name, node in nodes.items():
+        assert node["status"]["nodeInfo"]["kubeletVersion"] == f"v{NEW}", name
+        assert CORDON_MARK not in node["metadata"].get("annotations", {}), name
+        # (f): only the operator's cordon is left
+        assert bool(node["spec"].get("unschedulable")) == (name == OPERATORS), name
+    for cp in CONTROL_PLANES:
+        assert manifest_versions(lab, cp) == dict.fromkeys(COMPONENTS, f"v{NEW}"), cp
+    assert cluster_version(lab) == f"v{NEW}"
+    assert kube_proxy_version(lab) in (None, f"v{NEW}")
+    coredns = lab.kubectl("-n", "kube-system", "get", "deployment", "coredns", "-o", "json", check=False)
+    if coredns.returncode == 0:
+        images = subprocess.run(
+            [str(k8s_bin(NEW, "kubeadm")), "config", "images", "list", "--kubernetes-version", f"v{NEW}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        want = next(i for i in images if "/coredns" in i)
+        have = json.loads(coredns.stdout)["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert _manifest.image_tag(have) == _manifest.image_tag(want), (have, want)
+    assert lab.json("get", "configmap", "before-upgrade")["data"] == {"created": "before"}
+    for deployment in ("steady", "pinned", "slow-stop"):
+        lab.json("get", "deployment", deployment)
+    samples = watch["ready"].stop()
+    assert len(samples) > 100, f"too few samples to judge: {len(samples)}"
+    assert min(samples) >= 2, f"ready replicas of steady fell below minAvailable=2: {samples}"
+    lab.kubectl("uncordon", OPERATORS)
+    (lab.logs / "faults-story.json").write_text(json.dumps(story, indent=2))
+    print("\nfault story:\n" + "\n".join(json.dumps(s) for s in story))
