@@ -5,8 +5,42 @@
 # no iptables (containers use --network host). One user at a time: own_dockerd_start takes a lock
 # that is held until the caller exits; own_dockerd_stop stops the daemon again.
 #
-#   OWN_DOCKERD_RUN=DIR; own_dockerd_start; odocker ps; own_dockerd_stop
-# Needs log/die (lab/lib.sh) and DOCKER_BIN.
+#   OWN_DOCKERD_RUN=DIR; own_dockerd_prereqs; own_dockerd_session; odocker ps   (stopped at exit)
+# Needs log/die (lab/lib.sh), need/deps_checked (hack/deps.sh), DOCKER_BIN and $repo.
+
+# The host's CA bundle, bind-mounted into containers (this VM's egress proxy re-signs TLS).
+HOST_CA=/etc/ssl/certs/ca-certificates.crt
+_own_dockerd_t0=$SECONDS
+
+# What both callers need before any image work: the host packages, then each tool and the CA bundle.
+# With CHECK_DEPS_ONLY set (the host-deps test) it only checks, and exits.
+own_dockerd_prereqs() {
+  # shellcheck disable=SC2154  # $repo is the caller's
+  [ -n "${CHECK_DEPS_ONLY:-}" ] || "$repo/hack/host-deps.sh" install
+  need cmd:debootstrap "apt-get install -y debootstrap"
+  need cmd:dockerd "apt-get install -y docker.io"
+  need cmd:docker "apt-get install -y docker.io"
+  need "file:$HOST_CA" "apt-get install -y ca-certificates"
+  deps_checked
+  [ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
+}
+
+# The daemon for the rest of the calling script: started now (holding the lock), stopped at exit;
+# an interrupt exits 130/143 through the same stop.
+own_dockerd_session() {
+  own_dockerd_start
+  trap _own_dockerd_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+_own_dockerd_exit() {
+  local rc=$?
+  trap - EXIT INT TERM
+  own_dockerd_stop || rc=1
+  log "total $((SECONDS - _own_dockerd_t0))s, exit $rc"
+  exit "$rc"
+}
 
 odocker() { "$DOCKER_BIN" -H "unix://$OWN_DOCKERD_RUN/docker.sock" "$@"; }
 

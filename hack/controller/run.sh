@@ -33,29 +33,11 @@ OWN_DOCKERD_RUN=$CTRL_CACHE/run
 # debootstrap_tar (lab/lib.sh) keeps its scratch rootfs and .debs under $LAB_CACHE: use ours.
 # shellcheck disable=SC2034  # read by debootstrap_tar (ansible-test's shellcheck does not follow sources)
 LAB_CACHE=$CTRL_CACHE
-HOST_CA=/etc/ssl/certs/ca-certificates.crt
-t_start=$SECONDS
 
 # ------------------------------------------------------------------ prerequisites
-[ -n "${CHECK_DEPS_ONLY:-}" ] || "$repo/hack/host-deps.sh" install
-need cmd:debootstrap "apt-get install -y debootstrap"
-need cmd:dockerd "apt-get install -y docker.io"
-need cmd:docker "apt-get install -y docker.io"
-need "file:$HOST_CA" "apt-get install -y ca-certificates" # bind-mounted: TLS to PyPI from the container
-deps_checked
-[ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
+own_dockerd_prereqs
 
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  own_dockerd_stop || rc=1
-  log "total $((SECONDS - t_start))s, exit $rc"
-  exit "$rc"
-}
-own_dockerd_start # one run at a time: holds the lock until this script exits
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+own_dockerd_session # one run at a time: holds the lock until this script exits
 
 # ------------------------------------------------------------------ image (cached)
 # The venv recipe (part of the image key, so changing it rebuilds the image).

@@ -37,18 +37,10 @@ EE_CACHE=$CACHE/ee
 OWN_DOCKERD_RUN=$CACHE/controller/run
 # shellcheck disable=SC2034  # read by debootstrap_tar
 LAB_CACHE=$EE_CACHE
-HOST_CA=/etc/ssl/certs/ca-certificates.crt
 EE_SUITE=$CONTROLLER_SUITE
 EE_PACKAGES=python3,python3-venv,openssh-client,ca-certificates
-t_start=$SECONDS
 
-[ -n "${CHECK_DEPS_ONLY:-}" ] || "$repo/hack/host-deps.sh" install
-need cmd:debootstrap "apt-get install -y debootstrap"
-need cmd:dockerd "apt-get install -y docker.io"
-need cmd:docker "apt-get install -y docker.io"
-need "file:$HOST_CA" "apt-get install -y ca-certificates"
-deps_checked
-[ -x "$DOCKER_BIN" ] || DOCKER_BIN=$(command -v docker)
+own_dockerd_prereqs
 
 mode=${1:-}
 case $mode in
@@ -59,17 +51,7 @@ esac
 [ -f "$VENV/.complete" ] || TIERS=setup "$repo/hack/test.sh" >/dev/null || die "the tool venv could not be set up (TIERS=setup hack/test.sh)"
 mkdir -p "$EE_CACHE"
 
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  own_dockerd_stop || rc=1
-  log "total $((SECONDS - t_start))s, exit $rc"
-  exit "$rc"
-}
-own_dockerd_start # holds the lock until this script exits
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+own_dockerd_session # one run at a time: holds the lock until this script exits
 
 # ------------------------------------------------------------------ base image (cached)
 base_recipe='set -eu
