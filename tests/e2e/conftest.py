@@ -173,6 +173,32 @@ class Lab:
         pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
+class ReadyWatcher:
+    """Samples the ready replicas of a Deployment every 2 s from start() to stop()."""
+
+    def __init__(self, lab, deployment="steady"):
+        self.lab, self.deployment, self.samples, self.stop_event = lab, deployment, [], threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> ReadyWatcher:
+        self.thread.start()
+        return self
+
+    def _run(self):
+        while not self.stop_event.is_set():
+            result = self.lab.kubectl(
+                "get", "deployment", self.deployment, "-o", "jsonpath={.status.readyReplicas}", check=False
+            )
+            # While an API server behind the LB restarts a request can fail; that says nothing about the pods.
+            self.samples.append(int(result.stdout or 0) if result.returncode == 0 else None)
+            self.stop_event.wait(2)
+
+    def stop(self) -> list[int]:
+        self.stop_event.set()
+        self.thread.join()
+        return [s for s in self.samples if s is not None]
+
+
 def _require_tools():
     missing = [t for t in ("ansible-playbook", "ansible-runner", "docker", "debootstrap") if shutil.which(t) is None]
     if missing:

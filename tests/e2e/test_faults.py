@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 
 import pytest
 import yaml
-from conftest import CONTROL_PLANES, NEW, OLD, WORKERS
+from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, ReadyWatcher
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
 from skewsafe_harness.pins import k8s_bin
@@ -153,28 +152,6 @@ def package_version(lab, node: str, package: str = "kubelet") -> str:
     return lab.node_exec(node, "dpkg-query", "-W", "-f", "${Version}", package)
 
 
-class ReadyWatcher:
-    """Samples the ready replicas of `steady` every 2 s from the first run to the last."""
-
-    def __init__(self, lab):
-        self.lab, self.samples, self.stop_event = lab, [], threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        while not self.stop_event.is_set():
-            result = self.lab.kubectl(
-                "get", "deployment", "steady", "-o", "jsonpath={.status.readyReplicas}", check=False
-            )
-            self.samples.append(int(result.stdout or 0) if result.returncode == 0 else None)
-            self.stop_event.wait(2)
-
-    def stop(self) -> list[int]:
-        self.stop_event.set()
-        self.thread.join()
-        return [s for s in self.samples if s is not None]
-
-
 watch: dict[str, ReadyWatcher] = {}
 
 
@@ -185,7 +162,7 @@ def test_workload_and_an_operator_cordon(lab, tmp_path):
     for deployment in ("steady", "pinned", "slow-stop"):
         lab.kubectl("rollout", "status", f"deployment/{deployment}", "--timeout=180s")
     lab.kubectl("cordon", OPERATORS)  # (f): after slow-stop is running there
-    watch["ready"] = ReadyWatcher(lab)
+    watch["ready"] = ReadyWatcher(lab).start()
     done["workload"] = True
 
 

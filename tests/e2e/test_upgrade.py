@@ -16,12 +16,11 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, etcd_bin
+from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, ReadyWatcher, etcd_bin
 from health_sampler import Sampler, lab_control_planes, summarize
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
@@ -68,28 +67,6 @@ def after(step: str) -> None:
         pytest.fail(f"needs step '{step}' to have passed first (the cluster is not in the state this step starts from)")
 
 
-class ReadyWatcher:
-    """Samples the ready replicas of the workload every 2 s while the upgrade runs."""
-
-    def __init__(self, lab):
-        self.lab, self.samples, self.stop_event = lab, [], threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self.stop_event.is_set():
-            result = self.lab.kubectl(
-                "get", "deployment", "steady", "-o", "jsonpath={.status.readyReplicas}", check=False
-            )
-            # While an API server behind the LB restarts a request can fail; that says nothing about the pods.
-            self.samples.append(int(result.stdout or 0) if result.returncode == 0 else None)
-            self.stop_event.wait(2)
-
-    def stop(self) -> list[int]:
-        self.stop_event.set()
-        self.thread.join()
-        return [s for s in self.samples if s is not None]
-
-
 watcher: dict[str, ReadyWatcher] = {}
 health: dict[str, Sampler] = {}
 # Longest "two control planes unhealthy at once" allowed: an etcd leader election after a member
@@ -118,8 +95,7 @@ def test_workload_with_a_disruption_budget_is_running(lab, tmp_path):
     manifest.write_text(WORKLOAD)
     lab.kubectl("apply", "-f", str(manifest))
     lab.kubectl("rollout", "status", "deployment/steady", "--timeout=180s")
-    watcher["ready"] = ReadyWatcher(lab)
-    watcher["ready"].thread.start()
+    watcher["ready"] = ReadyWatcher(lab).start()
     done["workload"] = True
 
 
