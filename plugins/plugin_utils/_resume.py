@@ -38,10 +38,15 @@ def left_to_do(observed):
     """``{"kubeadm", "kubelet", "any", "behind", "next_step"}`` for one node.
 
     ``observed``: ``target``, ``role`` (one of ROLES), ``kubelet`` (the Node's ``kubeletVersion``); on a
-    control plane ``manifests`` (component name to the image tag of its manifest, None when it is missing);
-    on the first one also ``cluster_version`` (kubeadm-config's ``kubernetesVersion``) and ``kube_proxy``
-    (the image tag of the kube-proxy DaemonSet, None when the cluster has none). kubeadm upgrade apply
-    writes kubeadm-config before the add-ons, and kube-proxy is its last add-on: both must be at the target.
+    control plane ``manifests`` (component name to the image tag of its manifest, None when it is missing),
+    ``apiservers`` (the image tag of every kube-apiserver mirror Pod of the cluster) and ``kube_proxy`` (the
+    image tag of the kube-proxy DaemonSet, None when the cluster has none); on the first one also
+    ``cluster_version`` (kubeadm-config's ``kubernetesVersion``).
+
+    kubeadm upgrades the add-ons only once every kube-apiserver runs the new image (the addon phase of
+    ``upgrade apply`` and ``upgrade node`` skips them before, cmd/kubeadm/app/cmd/phases/upgrade/addons.go),
+    so kube-proxy behind the target counts against a control plane only when all of them are upgraded: then
+    rerunning that control plane's kubeadm step upgrades it.
     """
     role = observed.get("role")
     if role not in ROLES:
@@ -67,6 +72,8 @@ def left_to_do(observed):
             check(f"{component} manifest", manifests.get(component))
     if role == "first_control_plane":
         check("kubeadm-config kubernetesVersion", observed.get("cluster_version"))
+    apiservers = observed.get("apiservers") or []
+    if role != "worker" and apiservers and all(v and _release(v, "a kube-apiserver Pod") == target for v in apiservers):
         check("kube-proxy DaemonSet", observed.get("kube_proxy"), required=False)
     kubeadm_behind = bool(behind)
     check("kubelet", observed.get("kubelet"))

@@ -15,7 +15,7 @@ def manifests(apiserver=NEW, cm=NEW, scheduler=NEW):
 
 def first(**kw):
     observed = {"target": "1.37.2", "role": "first_control_plane", "kubelet": OLD, "manifests": manifests()}
-    observed.update(cluster_version=NEW, kube_proxy=NEW)
+    observed.update(cluster_version=NEW, kube_proxy=NEW, apiservers=[NEW, NEW, NEW])
     observed.update(kw)
     return left_to_do(observed)
 
@@ -25,20 +25,24 @@ def first(**kw):
     [
         (
             "nothing done yet",
-            {"manifests": manifests(OLD, OLD, OLD), "cluster_version": OLD, "kube_proxy": OLD},
+            {
+                "manifests": manifests(OLD, OLD, OLD),
+                "cluster_version": OLD,
+                "kube_proxy": OLD,
+                "apiservers": [OLD, OLD, OLD],
+            },
             "kubeadm upgrade apply",
             [
                 "kube-apiserver manifest at v1.36.5",
                 "kube-controller-manager manifest at v1.36.5",
                 "kube-scheduler manifest at v1.36.5",
                 "kubeadm-config kubernetesVersion at v1.36.5",
-                "kube-proxy DaemonSet at v1.36.5",
                 "kubelet at v1.36.5",
             ],
         ),
         (
             "apply killed after the kube-apiserver manifest",
-            {"manifests": manifests(NEW, OLD, OLD), "cluster_version": OLD},
+            {"manifests": manifests(NEW, OLD, OLD), "cluster_version": OLD, "apiservers": [NEW, OLD, OLD]},
             "kubeadm upgrade apply",
             [
                 "kube-controller-manager manifest at v1.36.5",
@@ -47,11 +51,18 @@ def first(**kw):
                 "kubelet at v1.36.5",
             ],
         ),
+        # kubeadm leaves the add-ons to the last control plane: an old kube-proxy is right while others are old
         (
-            "apply killed in the add-ons (kubeadm-config already written)",
-            {"kube_proxy": OLD},
+            "apply done, other control planes old",
+            {"kube_proxy": OLD, "apiservers": [NEW, OLD, OLD]},
+            "kubelet",
+            ["kubelet at v1.36.5"],
+        ),
+        (
+            "every control plane upgraded, the add-ons killed",
+            {"kube_proxy": OLD, "kubelet": NEW},
             "kubeadm upgrade apply",
-            ["kube-proxy DaemonSet at v1.36.5", "kubelet at v1.36.5"],
+            ["kube-proxy DaemonSet at v1.36.5"],
         ),
         ("apply finished, kubelet not yet", {}, "kubelet", ["kubelet at v1.36.5"]),
         (
@@ -85,11 +96,27 @@ def test_other_control_plane(state, apiserver, kubelet, next_step):
         "role": "control_plane",
         "kubelet": kubelet,
         "manifests": manifests(apiserver=apiserver),
+        "apiservers": [NEW, apiserver, OLD],
+        "kube_proxy": OLD,
     }
     result = left_to_do(observed)
     assert result["next_step"] == next_step, state
-    # the cluster-wide parts belong to the first control plane
+    # kubeadm-config belongs to the first control plane; kube-proxy waits for the last one
     assert not any("kubeadm-config" in b or "kube-proxy" in b for b in result["behind"])
+
+
+def test_the_last_control_plane_owns_the_add_ons():
+    observed = {
+        "target": "1.37.2",
+        "role": "control_plane",
+        "kubelet": NEW,
+        "manifests": manifests(),
+        "apiservers": [NEW, NEW, NEW],
+        "kube_proxy": OLD,
+    }
+    assert left_to_do(observed)["next_step"] == "kubeadm upgrade node"
+    assert left_to_do({**observed, "kube_proxy": NEW})["next_step"] == "none"
+    assert left_to_do({**observed, "kube_proxy": None})["next_step"] == "none"  # no kube-proxy in the cluster
 
 
 @pytest.mark.parametrize(("kubelet", "next_step"), [(OLD, "kubeadm upgrade node"), (NEW, "none")])
@@ -105,6 +132,7 @@ def test_worker(kubelet, next_step):
         ({"kubelet": "v1.38.0"}, "kubelet is v1.38.0, newer than the target v1.37.2"),
         ({"manifests": manifests(apiserver="v1.37.3")}, "kube-apiserver manifest is v1.37.3, newer"),
         ({"kube_proxy": "latest"}, "kube-proxy DaemonSet is not a Kubernetes version: 'latest'"),
+        ({"apiservers": [NEW, "sha256"]}, "a kube-apiserver Pod is not a Kubernetes version"),
         ({"target": "1.37"}, "the target is not a Kubernetes version"),
         ({"role": "etcd"}, "role must be one of"),
     ],
