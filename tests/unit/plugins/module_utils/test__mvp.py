@@ -286,7 +286,7 @@ def test_proxying_135_sources_are_not_blamed_for_their_hook_names():
         server("cp-2", "v1.35.4", 2, hooks=HOOKS_OK_135),
         server("cp-3", "v1.36.5", 3),
     ]
-    results = [r for r in evaluate({"servers": servers, "leases": []}, "mixed", checks=("readiness",))]
+    results = evaluate({"servers": servers, "leases": []}, "mixed", checks=("readiness",))
     assert all(r["passed"] for r in results), results
     servers[1]["hooks"] = dict.fromkeys(MVP_HOOKS, "ok")  # peer discovery hook absent
     failed = [
