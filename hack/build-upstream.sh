@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Build real upstream Kubernetes and etcd binaries from the official Go modules.
 #
-#   hack/build-upstream.sh [VERSION ...]     default: K8S_OLD_VERSION and K8S_NEW_VERSION
+#   hack/build-upstream.sh                  what `make test` needs: every command of the lab's
+#                                           K8S_OLD_VERSION and K8S_NEW_VERSION, and kube-apiserver
+#                                           and kubeadm of the other K8S_HARNESS_VERSIONS
+#   hack/build-upstream.sh VERSION ...       every command of these versions (a lab at VERSION)
 #
 # k8s.io/kubernetes is not meant to be a dependency: its go.mod points every
 # k8s.io/<staging> module at ./staging/..., which a consumer cannot see. So each
@@ -17,6 +20,8 @@ set -a; . "$here/versions.env"; set +a
 export GOTOOLCHAIN GOFLAGS=-mod=mod CGO_ENABLED=0
 CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}
 K8S_CMDS=(kube-apiserver kubeadm kubectl kubelet kube-controller-manager kube-scheduler kube-proxy)
+# What the harness runs of a version (tests/harness): kubeadm renders, kube-apiserver serves.
+HARNESS_CMDS=(kube-apiserver kubeadm)
 
 log() { printf '[build-upstream %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -63,9 +68,10 @@ check_etcd_pin() {
   echo "$pin"
 }
 
-build_k8s() {
+build_k8s() {  # build_k8s VERSION COMMAND...
   local v=$1 out="$CACHE/k8s/v$1/bin" src date ldflags missing=() c
-  for c in "${K8S_CMDS[@]}"; do [ -x "$out/$c" ] || missing+=("$c"); done
+  shift
+  for c in "$@"; do [ -x "$out/$c" ] || missing+=("$c"); done
   if [ ${#missing[@]} -eq 0 ]; then log "kubernetes v$v: cached in $out"; return; fi
   log "kubernetes v$v: building ${missing[*]} (first build downloads modules and takes many minutes on 2 cores)"
   src=$(k8s_module "$v")
@@ -129,11 +135,27 @@ MOD
   log "etcd v$ev: done"
 }
 
-versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=("$K8S_OLD_VERSION" "$K8S_NEW_VERSION")
+# The lab's pair must be adjacent entries of the harness list, so the harness proves what the lab runs.
+read -ra harness_versions <<<"$K8S_HARNESS_VERSIONS"
+case " ${harness_versions[*]} " in
+  *" $K8S_OLD_VERSION $K8S_NEW_VERSION "*) ;;
+  *) die "K8S_OLD_VERSION $K8S_OLD_VERSION and K8S_NEW_VERSION $K8S_NEW_VERSION must be adjacent in K8S_HARNESS_VERSIONS ($K8S_HARNESS_VERSIONS)" ;;
+esac
+
 start=$SECONDS
-for v in "${versions[@]}"; do
-  build_k8s "$v"
-  build_etcd "$(check_etcd_pin "$v")"
-done
+if [ $# -gt 0 ]; then
+  for v in "$@"; do
+    build_k8s "$v" "${K8S_CMDS[@]}"
+    build_etcd "$(check_etcd_pin "$v")"
+  done
+else
+  for v in "${harness_versions[@]}"; do
+    if [ "$v" = "$K8S_OLD_VERSION" ] || [ "$v" = "$K8S_NEW_VERSION" ]; then
+      build_k8s "$v" "${K8S_CMDS[@]}"
+    else
+      build_k8s "$v" "${HARNESS_CMDS[@]}"
+    fi
+    build_etcd "$(check_etcd_pin "$v")"
+  done
+fi
 log "all done in $((SECONDS - start))s; binaries under $CACHE/{k8s,etcd}/v*/bin"

@@ -18,12 +18,17 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_s
     FileStore,
     StoreError,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import FEATURE_GATES_ARG
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
     HAS_YAML,
+    MVP_PEER_FLAGS,
     KubeadmConfig,
     KubeadmConfigError,
     build_updates,
 )
+
+# The changed-argument names (as config.apply reports them) that decide whether MVP can work.
+MVP_ARGS = {f"apiServer.{name}" for name in (*MVP_PEER_FLAGS, FEATURE_GATES_ARG)}
 
 
 class RunFailure(Exception):
@@ -76,8 +81,14 @@ def run(module):
     try:
         config = KubeadmConfig(text)
         changed_args = config.apply(updates)
+        mvp_problem = None
         if changed_args:
             config.check_writable(target_minor)
+            mvp_problem = config.mvp_problem(params.get("kubeadm_version"))
+            # MVP settings kube-apiserver cannot use are refused before anything is written (and so restarted)
+            # when this edit touches them; an unrelated edit of a configuration that already has them warns.
+            if mvp_problem and set(changed_args) & MVP_ARGS:
+                raise KubeadmConfigError(mvp_problem)
     except KubeadmConfigError as exc:
         raise RunFailure(f"{store.location}: {exc}") from exc
 
@@ -107,6 +118,9 @@ def run(module):
             f"{store.location}: the comments inside the ClusterConfiguration document are not kept when it is "
             "rewritten (comments before it and other documents are); 'previous' holds the original text"
         )
+
+    if mvp_problem:
+        module.warn(f"{store.location}: {mvp_problem}")
 
     # 3. Write only when something changed and not in check mode.
     if changed_args and not module.check_mode:

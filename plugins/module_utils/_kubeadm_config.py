@@ -19,6 +19,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args impor
     ExtraArgs,
     ExtraArgsError,
     apply_to_extra_args,
+    parse_feature_gates,
     validate_arg_updates,
     validate_gate_updates,
 )
@@ -36,6 +37,12 @@ V1BETA4 = "kubeadm.k8s.io/v1beta4"
 SUPPORTED_API_VERSIONS = (V1BETA3, V1BETA4)
 # kubeadm 1.36 removed v1beta3 (kubernetes/kubernetes#136016).
 V1BETA3_LAST_MINOR = 35
+
+# kube-apiserver refuses to start when one of these is set while the MVP gate is off
+# (pkg/controlplane/apiserver/options/validation.go, validateUnknownVersionInteroperabilityProxyFlags).
+# Measured on 1.35.4 (tests/integration/test_mvp_check.py::test_alpha_flag_without_gate), its log:
+MVP_PEER_FLAGS = ("peer-ca-file", "peer-advertise-ip", "peer-advertise-port")
+MVP_FLAG_WITHOUT_GATE_ERROR = "--peer-ca-file requires UnknownVersionInteroperabilityProxy feature to be turned on"
 
 # Ansible-facing component names -> ClusterConfiguration keys.
 COMPONENTS = {
@@ -148,6 +155,42 @@ class KubeadmConfig:
                 section.pop("extraArgs", None)
             changed.extend(f"{component_key}.{name}" for name in names)
         return changed
+
+    def mvp_problem(self, version=None):
+        """Why the apiServer MVP settings cannot work on kube-apiserver ``version`` (default: the configuration's
+        kubernetesVersion); None when they can. Both halves are needed where MVP is off by default (1.35):
+
+        * a peer flag with the gate off (explicitly, or by default): kube-apiserver refuses to start;
+        * the gate on without --peer-ca-file: it starts, but never proxies (the silent gap MVP has).
+        """
+        version = version or self.cluster.get("kubernetesVersion")
+        args = self.component_args("apiServer")
+        gates = {}
+        try:
+            for value in args.values(FEATURE_GATES_ARG):
+                gates.update(parse_feature_gates(value))
+        except ExtraArgsError as exc:
+            return f"apiServer.extraArgs: {exc}"
+        default_on = _version.mvp_default_on(version)
+        gate = gates.get(_version.MVP_GATE)
+        gate_on = default_on if gate is None else gate
+        peer_flags = [name for name in MVP_PEER_FLAGS if args.values(name)]
+        where = f"kube-apiserver {version}" if default_on is not None else "kube-apiserver"
+        if peer_flags and gate_on is False:
+            how = "is set to false" if gate is False else f"is off by default on {version} (alpha)"
+            return (
+                f"apiServer.extraArgs sets {', '.join(peer_flags)} but the {_version.MVP_GATE} feature gate {how}: "
+                f"{where} would refuse to start ('{MVP_FLAG_WITHOUT_GATE_ERROR}'). Set feature_gates "
+                f"{_version.MVP_GATE}=true together with peer-ca-file, or remove both"
+            )
+        if gate is True and default_on is False and not args.values("peer-ca-file"):
+            return (
+                f"apiServer.extraArgs turns the {_version.MVP_GATE} feature gate on without peer-ca-file: {where} "
+                "would start but never proxy (the proxy is only built with --peer-ca-file), so resources only newer "
+                "servers serve would still be answered 404. Set peer-ca-file (on kubeadm: /etc/kubernetes/pki/ca.crt) "
+                "together with the gate, or remove both"
+            )
+        return None
 
     def check_writable(self, target_minor):
         """Refuse to write v1beta3 for a kubeadm that no longer reads it."""

@@ -16,9 +16,12 @@ from __future__ import annotations
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr, proxy_candidates
 
-# Post-start hooks kube-apiserver registers only when the proxy is built (--peer-ca-file set),
-# as seen on real 1.36.5 and 1.37.2 servers (tests/integration/test_mvp_real_apiservers.py).
-MVP_HOOKS = ("mixed-version-proxy-handler", "local-discovery-cache-sync", "peer-discovery-workers")
+# Post-start hooks kube-apiserver registers only when the proxy is built (--peer-ca-file set), as
+# seen on real servers (tests/integration/test_mvp_real_apiservers.py): all of MVP_HOOKS, and one of
+# PEER_DISCOVERY_HOOKS, whose name changed: peer-discovery-cache-sync on 1.35.4,
+# peer-discovery-workers on 1.36.5 and 1.37.2. Either proves the proxy was built.
+MVP_HOOKS = ("mixed-version-proxy-handler", "local-discovery-cache-sync")
+PEER_DISCOVERY_HOOKS = ("peer-discovery-workers", "peer-discovery-cache-sync")
 PEER_ADDRESS_ANNOTATION = "kubernetes.io/peer-advertise-address"
 # Identity leases are renewed every 10 s; a lease this old belongs to a server that stopped.
 STALE_LEASE_SECONDS = 45.0
@@ -125,6 +128,15 @@ CAUSES = {
         "Check --requestheader-client-ca-file and --requestheader-allowed-names on that server.",
     ),
 }
+
+
+def missing_mvp_hooks(hooks):
+    """The MVP post-start hooks not ``ok`` in ``hooks`` (name -> "ok"|"failed"); [] when the proxy runs."""
+    hooks = hooks or {}
+    missing = [h for h in MVP_HOOKS if hooks.get(h) != "ok"]
+    if not any(hooks.get(h) == "ok" for h in PEER_DISCOVERY_HOOKS):
+        missing.append(" or ".join(PEER_DISCOVERY_HOOKS))
+    return missing
 
 
 def result(check, server, passed, detail, cause=None):
@@ -315,8 +327,7 @@ def check_readiness(servers, mode, sources=None):
                 )
             )
             continue
-        hooks = s.get("hooks") or {}
-        missing = [h for h in MVP_HOOKS if hooks.get(h) != "ok"]
+        missing = missing_mvp_hooks(s.get("hooks"))
         if s["name"] in sources and missing:
             results.append(
                 result(
@@ -428,7 +439,7 @@ def check_discovery_merge(servers, leases, mode, peer_tls, sources=None):
     for s in servers:
         if s.get("error") or s["name"] not in sources or s.get("local") is None:
             continue
-        if not all((s.get("hooks") or {}).get(h) == "ok" for h in MVP_HOOKS):
+        if missing_mvp_hooks(s.get("hooks")):
             continue  # reported by check_readiness
         peers = [o["local"] for o in servers if o is not s and o.get("local") is not None]
         # Core (/api) is never peer-merged, so only named groups are expected in merged discovery.
@@ -466,7 +477,7 @@ def check_proxy_probe(servers, probes, leases, peer_tls):
         s = by_name[p["server"]]
         what = f"GET {format_gvr(p['gvr'])} on {p['server']}"
         if p["status"] == 404:
-            if any((s.get("hooks") or {}).get(h) != "ok" for h in MVP_HOOKS):
+            if missing_mvp_hooks(s.get("hooks")):
                 cause, blamed = "no_peer_ca_file", p["server"]
             else:
                 cause, blamed = sync_failure_cause(s, servers, leases, peer_tls)

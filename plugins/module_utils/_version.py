@@ -17,7 +17,10 @@ from collections import namedtuple
 _VERSION_RE = re.compile(r"^(?:stable-)?v?(\d+)\.(\d+)(?:\.(\d+))?([-+].*)?$")
 
 # The Mixed Version Proxy's feature gate. MVP is on by default (beta) from MVP_DEFAULT_ON_MINOR;
-# before it the gate must be set explicitly (alpha, off by default on 1.35).
+# before it the gate must be set explicitly (alpha, off by default on 1.35). Source: k8s.io/apiserver
+# pkg/features/kube_features.go, UnknownVersionInteroperabilityProxy: {1.28 Alpha false} in v0.35.4,
+# {1.28 Alpha false}, {1.36 Beta true} in v0.36.5. Every later minor counts as on by default; when the
+# gate is locked (GA) or removed, the removed-gates table of _upgrade_plan gets the entry.
 MVP_GATE = "UnknownVersionInteroperabilityProxy"
 MVP_DEFAULT_ON_MINOR = 36
 

@@ -55,8 +55,9 @@ def blocked_pdbs(pdbs):
     return out
 
 
-def _kubeadm_config_problems(cfg_text, target):
-    """What in kubeadm-config's ClusterConfiguration stops the target kubeadm, read with the collection's model."""
+def _kubeadm_config_problems(cfg_text, target, running=None):
+    """What in kubeadm-config's ClusterConfiguration stops the target kubeadm (or, for MVP, the ``running``
+    kube-apiserver version, else the configuration's), read with the collection's model."""
     try:
         config = KubeadmConfig(cfg_text)
     except KubeadmConfigError as exc:
@@ -73,6 +74,9 @@ def _kubeadm_config_problems(cfg_text, target):
             f"kubeadm-config: featureGates {', '.join(removed)} no longer exist in kubeadm {target} and would make "
             "it fail; remove them from the ClusterConfiguration first"
         )
+    mvp = config.mvp_problem(running)
+    if mvp:
+        problems.append(f"kubeadm-config: {mvp}")
     return problems
 
 
@@ -147,7 +151,7 @@ def assess(data):
     if not cfg_text:
         problems.append("kubeadm-config: ConfigMap kube-system/kubeadm-config or its ClusterConfiguration is missing")
     elif HAS_YAML:
-        problems += _kubeadm_config_problems(cfg_text, target)
+        problems += _kubeadm_config_problems(cfg_text, target, cluster_version)
 
     problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
 

@@ -11,8 +11,11 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 
 # Feature gates kubeadm removed, by the minor that no longer knows them. kubeadm refuses unknown
 # gates, so one left in ClusterConfiguration.featureGates breaks the upgrade to that minor.
+# Source: cmd/kubeadm/app/features/features.go of each release (a new minor adds its removals here).
 REMOVED_KUBEADM_GATES = {
-    36: ("ControlPlaneKubeletLocalMode",),  # GA in 1.35, removed in 1.36 (kubernetes/kubernetes#135773)
+    # GA and locked in v1.35.4's features.go, absent from v1.36.5's (kubernetes/kubernetes#135773)
+    36: ("ControlPlaneKubeletLocalMode",),
+    # removed in kubeadm 1.31 (CHANGELOG-1.31; not re-read in the source here)
     31: ("UpgradeAddonsBeforeControlPlane",),
 }
 

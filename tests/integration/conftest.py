@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import (
     ACCEPT_V2,
     ACCEPT_V2_NOPEER,
@@ -21,9 +22,67 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import parse_samples
 from skewsafe_harness import Harness
-from skewsafe_harness.pins import new_version, old_version
+from skewsafe_harness.pins import harness_pairs, new_version, old_version
 
-OLD, NEW = old_version(), new_version()
+
+class Pair(tuple):
+    """(old, new): one harness pair of hack/versions.env (K8S_HARNESS_VERSIONS)."""
+
+    old = property(lambda self: self[0])
+    new = property(lambda self: self[1])
+
+    @property
+    def alpha(self) -> bool:
+        """MVP is off by default on the old version (1.35: alpha), so it needs the gate with the flag."""
+        return not _version.mvp_default_on(self.old)
+
+    def servers(self, olds: int = 2, news: int = 1) -> list[tuple[str, str]]:
+        versions = [self.old] * olds + [self.new] * news
+        return [(f"cp-{i}", version) for i, version in enumerate(versions, 1)]
+
+
+# Every adjacent pair of pinned harness versions; the lab's pair (K8S_OLD_VERSION, K8S_NEW_VERSION) among them.
+PAIRS = [Pair(p) for p in harness_pairs()]
+LAB_PAIR = Pair((old_version(), new_version()))
+ALPHA_PAIRS = [p for p in PAIRS if p.alpha]
+
+
+def pair_id(pair) -> str:
+    return f"{pair[0]}-{pair[1]}"
+
+
+def pytest_collection_modifyitems(config, items):
+    """SKEWSAFE_HARNESS_PAIR=<old>-<new> (hack/test.sh runs one pytest per pair side by side): keep only that
+    pair's tests, and the tests without a pair in the lab pair's run. Deselected, never skipped."""
+    selected = os.environ.get("SKEWSAFE_HARNESS_PAIR")
+    if not selected:
+        return
+    if selected not in {pair_id(p) for p in PAIRS}:
+        raise pytest.UsageError(f"SKEWSAFE_HARNESS_PAIR={selected} is none of {[pair_id(p) for p in PAIRS]}")
+    keep, drop = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        pair = callspec.params.get("pair") if callspec else None
+        mine = pair_id(pair) == selected if pair else selected == pair_id(LAB_PAIR)
+        (keep if mine else drop).append(item)
+    items[:] = keep
+    config.hook.pytest_deselected(items=drop)
+
+
+@pytest.fixture(scope="module", params=PAIRS, ids=pair_id)
+def pair(request) -> Pair:
+    """The harness pair a module's tests run with; a test may narrow it with
+    ``@pytest.mark.parametrize("pair", [...], indirect=True)`` (only_pairs)."""
+    if request.param is None:
+        pytest.fail(f"no pinned harness pair fits this test: {request.node.callspec.id}")
+    return Pair(request.param)
+
+
+def only_pairs(pairs, needs: str):
+    """Run a test for these pairs only; with none pinned it fails, saying what it ``needs``, never skips."""
+    if not pairs:
+        return pytest.mark.parametrize("pair", [None], indirect=True, ids=[f"no pair with {needs}"])
+    return pytest.mark.parametrize("pair", pairs, indirect=True, ids=pair_id)
 
 
 def _require_tools():
@@ -96,22 +155,25 @@ def ansible_module():
 
 
 def peer_ca_hook(ansible_module):
-    """Add --peer-ca-file to a node's kubeadm config with the cluster_config module, like an operator would."""
+    """Turn MVP on in a node's kubeadm config with the cluster_config module, as mvp_enable does: --peer-ca-file,
+    and the gate where MVP is not on by default (1.35, alpha: the mvp_feature_gates filter's rule)."""
 
     def hook(server, path: Path) -> None:
         pki = yaml.safe_load(path.read_text().split("---\n")[1])["certificatesDir"]
-        result = ansible_module(
-            "skewsafe.kubeadm.cluster_config",
-            {"source": "file", "path": str(path), "api_server_extra_args": {"peer-ca-file": f"{pki}/ca.crt"}},
-        )
+        params = {"source": "file", "path": str(path), "api_server_extra_args": {"peer-ca-file": f"{pki}/ca.crt"}}
+        gates = _version.mvp_feature_gates(server.version)
+        if gates:
+            params["feature_gates"] = gates
+        result = ansible_module("skewsafe.kubeadm.cluster_config", params)
         assert not result.get("failed"), result
 
     return hook
 
 
 @pytest.fixture(scope="module")
-def harness_factory(tmp_path_factory):
-    """Start harnesses that are always torn down, and check nothing leaked."""
+def harness_factory(tmp_path_factory, pair):
+    """Start harnesses that are always torn down (with their pair: never two pairs' harnesses at once), and
+    check nothing leaked."""
     started = []
 
     def start(servers, config_hook=None) -> Harness:

@@ -3,6 +3,11 @@
 Every failure is produced by changing real flags or certificates of one server (through the
 cluster_config module and kubeadm, or openssl for a certificate kubeadm would not issue) and
 must yield its exact diagnosis. The healthy server set is restored after each case.
+
+Every test runs for each harness pair of hack/versions.env (conftest.PAIRS), except the ones marked
+with only_pairs: what does not depend on the versions (credentials, check mode, cost) runs for the
+lab's pair, what only an alpha old version has (1.35: the gate and the flag must come together) for
+the alpha pairs.
 """
 
 from __future__ import annotations
@@ -13,18 +18,41 @@ import time
 
 import pytest
 import yaml
-from conftest import NEW, OLD, peer_ca_hook, wait_for
+from conftest import ALPHA_PAIRS, LAB_PAIR, only_pairs, peer_ca_hook, wait_for
 
-SERVERS = [("cp-1", OLD), ("cp-2", OLD), ("cp-3", NEW)]
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
+    MVP_FLAG_WITHOUT_GATE_ERROR,
+    KubeadmConfig,
+    build_updates,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
+from skewsafe_harness.pins import HarnessError
+
+GATE = _version.MVP_GATE
 
 
 @pytest.fixture(scope="module")
-def cluster(harness_factory, ansible_module):
-    return harness_factory(SERVERS, config_hook=peer_ca_hook(ansible_module))
+def cluster(harness_factory, ansible_module, pair):
+    return harness_factory(pair.servers(), config_hook=peer_ca_hook(ansible_module))
 
 
 def endpoints(harness):
     return [{"name": s.name, "url": s.url} for s in harness.servers.values()]
+
+
+def check_params(harness):
+    """mvp_check's options for this harness (what check_until_proved takes with the plugin's defaults)."""
+    return {
+        "kubeconfig": str(harness.kubeconfig),
+        "endpoints": endpoints(harness),
+        "mode": "auto",
+        "wait_timeout": 60,
+        "wait_sleep": 2,
+        "success_threshold": 2,
+        "probe_limit": 2,
+        "request_timeout": 5.0,
+    }
 
 
 def check(ansible_module, harness, **kwargs):
@@ -46,10 +74,18 @@ def causes(result):
     return {(r["server"], r["cause"]) for r in result.get("failed_checks", [])}
 
 
-def edit_args(ansible_module, args=None, gates=None):
-    """A config hook that changes the node's apiServer extraArgs through the cluster_config module."""
+def edit_args(ansible_module, args=None, gates=None, raw=False):
+    """A config hook that changes the node's apiServer extraArgs through the cluster_config module.
+
+    ``raw``: with the collection's ClusterConfiguration editor directly, for settings the module refuses.
+    """
 
     def hook(server, path):
+        if raw:
+            config = KubeadmConfig(path.read_text())
+            config.apply(build_updates({"api_server_extra_args": args, "feature_gates": gates}))
+            path.write_text(config.render())
+            return
         params = {"source": "file", "path": str(path)}
         if args:
             params["api_server_extra_args"] = args
@@ -61,29 +97,54 @@ def edit_args(ansible_module, args=None, gates=None):
     return hook
 
 
+def hooks_in_order(*hooks):
+    def hook(server, path):
+        for each in hooks:
+            each(server, path)
+
+    return hook
+
+
 @pytest.fixture
 def broken(cluster, ansible_module):
     """Break a server for one test; restore it (and let peers resync) afterwards."""
     touched = []
 
-    def apply(name, args=None, gates=None, **restart):
-        touched.append((name, args, gates))
-        cluster.restart(name, edit_args(ansible_module, args, gates), **restart)
+    def apply(name, args=None, gates=None, raw=False, hostname=None, **restart):
+        server = cluster.servers[name]
+        touched.append((name, args, gates, server.hostname))
+        if hostname is not None:
+            server.hostname = hostname  # its UTS namespace's host name at the next start
+        cluster.restart(name, edit_args(ansible_module, args, gates, raw), **restart)
 
     yield apply
-    for name, args, gates in touched:
+    for name, args, gates, hostname in touched:
+        cluster.servers[name].hostname = hostname
         undo_args = {k: None for k in args or {}}
         undo_args.pop("peer-ca-file", None)
         if args and "peer-ca-file" in args:
             pki = yaml.safe_load(cluster.config_path(name).read_text().split("---\n")[1])["certificatesDir"]
             undo_args["peer-ca-file"] = f"{pki}/ca.crt"
-        undo_gates = {k: None for k in gates or {}}
         server = cluster.servers[name]
-        if server.process is None or server.process.poll() is not None:
-            cluster.render(name)
-        cluster.restart(name, edit_args(ansible_module, undo_args, undo_gates))
+        # the gates as the healthy cluster has them: the MVP gate stays on where it is not on by default (1.35)
+        healthy = _version.mvp_feature_gates(server.version)
+        undo_gates = {k: healthy.get(k) for k in gates or {}}
+        undo = edit_args(ansible_module, undo_args, undo_gates)
+        base = cluster.config_hook
+        # Undo first, then the cluster's own hook: run the other way round, the broken state plus the cluster's
+        # hook can be a state cluster_config refuses (peer-ca-file back while the gate is still off).
+        cluster.config_hook = None
+        try:
+            restore = hooks_in_order(undo, base)
+            if server.process is None or server.process.poll() is not None:
+                cluster.render(name, restore)
+            cluster.restart(name, restore)
+        finally:
+            cluster.config_hook = base
     if touched:
-        result = check(ansible_module, cluster, wait_timeout=120)
+        # in-process (no ansible-playbook start-up): only waits for the healthy cluster again
+        params = {**check_params(cluster), "wait_timeout": 120}
+        result = check_until_proved(params)
         assert result["passed"], result["msg"]
 
 
@@ -116,7 +177,8 @@ def test_endpoints_are_discovered_from_identity_leases(cluster, ansible_module):
     assert sorted(result["endpoints"]) == sorted(s.url for s in cluster.servers.values())
 
 
-def test_check_mode_runs_the_check(cluster, ansible_module):
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_check_mode_runs_the_check(cluster, ansible_module, pair):
     args = {"kubeconfig": str(cluster.kubeconfig), "endpoints": endpoints(cluster), "success_threshold": 1}
     result = ansible_module("skewsafe.kubeadm.mvp_check", args, check=True)
     assert result["passed"] and result["attempts"] == 1
@@ -159,8 +221,9 @@ def _token_kubeconfig(cluster, tmp_path, user):
     return str(path)
 
 
+@only_pairs([LAB_PAIR], "the lab's versions")
 @pytest.mark.parametrize("kind", ["token", "tokenFile", "exec"])
-def test_service_account_credentials(cluster, ansible_module, service_account_token, tmp_path, kind):
+def test_service_account_credentials(cluster, ansible_module, service_account_token, tmp_path, kind, pair):
     if kind == "token":
         user = {"token": service_account_token}
     elif kind == "tokenFile":
@@ -192,7 +255,8 @@ def test_service_account_credentials(cluster, ansible_module, service_account_to
     assert not info.get("failed"), info
 
 
-def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_module, service_account_token):
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_module, service_account_token, pair):
     env = {
         "K8S_AUTH_HOST": cluster.first.url,
         "K8S_AUTH_API_KEY": service_account_token,
@@ -203,7 +267,7 @@ def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_mo
     assert result["passed"], result["msg"]
 
 
-def test_peers_info_reports_evidence(cluster, ansible_module):
+def test_peers_info_reports_evidence(cluster, ansible_module, pair):
     result = ansible_module(
         "skewsafe.kubeadm.apiserver_peers_info",
         {
@@ -216,17 +280,58 @@ def test_peers_info_reports_evidence(cluster, ansible_module):
     assert result["mode"] == "mixed"
     assert result["manifest"]["flags"]["peer-ca-file"].endswith("/pki/ca.crt")
     by_name = {s["name"]: s for s in result["servers"]}
-    assert by_name["cp-3"]["version"] == f"v{NEW}"
+    assert by_name["cp-3"]["version"] == f"v{pair.new}"
     assert by_name["cp-1"]["discovery"]["peer_only"]  # what cp-1 serves only through cp-3
     assert len(result["leases"]) == 3
 
 
-def test_no_peer_ca_file(cluster, ansible_module, broken):
-    broken("cp-2", args={"peer-ca-file": None})
+def test_no_peer_ca_file(cluster, ansible_module, broken, pair):
+    # Where MVP is alpha (1.35) the gate goes with the flag: cp-2 is then a stock 1.35 server.
+    broken("cp-2", args={"peer-ca-file": None}, gates={GATE: None} if pair.alpha else None)
     result = check(ansible_module, cluster)
     assert not result["passed"]
-    assert ("cp-2", "no_peer_ca_file") in causes(result)
+    # exactly: a stock 1.35 server also lacks the gate, so peers cannot find its address either
+    expected = {"no_peer_ca_file", "gate_off"} if pair.alpha else {"no_peer_ca_file"}
+    assert {cause for server, cause in causes(result) if server == "cp-2"} == expected, result["msg"]
     assert "mvp_enable" in result["msg"]
+
+
+@only_pairs(ALPHA_PAIRS, "an alpha old version (1.35)")
+def test_alpha_flag_without_gate(cluster, ansible_module, broken, pair):
+    """1.35: --peer-ca-file without the gate stops kube-apiserver; cluster_config refuses to write it."""
+    path = cluster.config_path("cp-2")
+    before = path.read_text()
+    refused = ansible_module(
+        "skewsafe.kubeadm.cluster_config", {"source": "file", "path": str(path), "feature_gates": {GATE: None}}
+    )
+    assert refused.get("failed") and MVP_FLAG_WITHOUT_GATE_ERROR in refused["msg"], refused
+    assert path.read_text() == before
+    with pytest.raises(HarnessError) as exc:
+        broken("cp-2", gates={GATE: None}, raw=True)
+    assert "process exited" in str(exc.value)
+    assert MVP_FLAG_WITHOUT_GATE_ERROR in str(exc.value), str(exc.value)
+    print(f"\nv{pair.old} with --peer-ca-file, gate off: {exc.value}")
+
+
+@only_pairs(ALPHA_PAIRS, "an alpha old version (1.35)")
+def test_alpha_gate_without_flag(cluster, ansible_module, broken, pair):
+    """1.35: the gate without --peer-ca-file starts but never proxies; cluster_config refuses to write it."""
+    path = cluster.config_path("cp-2")
+    before = path.read_text()
+    refused = ansible_module(
+        "skewsafe.kubeadm.cluster_config",
+        {"source": "file", "path": str(path), "api_server_extra_args": {"peer-ca-file": None}},
+    )
+    assert refused.get("failed") and "never proxy" in refused["msg"], refused
+    assert path.read_text() == before
+    broken("cp-2", args={"peer-ca-file": None}, raw=True)
+    command = " ".join(cluster.apiserver_command("cp-2"))
+    assert f"{GATE}=true" in command and "--peer-ca-file" not in command
+    result = check(ansible_module, cluster)
+    assert not result["passed"]
+    found = causes(result)
+    # the gate is on, so its identity lease carries the peer address: not gate_off, only the missing flag
+    assert {cause for server, cause in found if server == "cp-2"} == {"no_peer_ca_file"}, result["msg"]
 
 
 def test_wrong_peer_ca(cluster, ansible_module, broken):
@@ -327,35 +432,30 @@ def test_crashed_peer_still_listed(cluster, ansible_module, broken):
     assert any(cause == "crashed_peer" for _s, cause in found), result["msg"]
 
 
-def test_host_name_too_long(harness_factory, ansible_module):
-    long_name = "cp-" + "x" * 61  # 64 bytes: not a valid label value, so no identity lease
-    harness = harness_factory(
-        [("cp-1", OLD), ("cp-2", OLD), ("cp-3", NEW, long_name)], config_hook=peer_ca_hook(ansible_module)
-    )
-    result = check(ansible_module, harness, wait_timeout=20)
+def test_host_name_too_long(cluster, ansible_module, broken):
+    # 64 bytes: not a valid label value, so no identity lease (cp-3 restarted with it; its old lease went
+    # with its graceful shutdown)
+    broken("cp-3", hostname="cp-" + "x" * 61)
+    result = check(ansible_module, cluster, wait_timeout=20)
     assert not result["passed"]
     assert ("cp-3", "lease_missing") in causes(result), result["msg"]
     assert "63" in result["msg"]
 
 
-def test_duplicate_host_names(harness_factory, ansible_module):
-    harness = harness_factory(
-        [("cp-1", OLD), ("cp-2", OLD, "cp-1"), ("cp-3", NEW)], config_hook=peer_ca_hook(ansible_module)
-    )
-    wait_for(lambda: True, 1, "nothing")
-    result = check(ansible_module, harness, wait_timeout=30)
+def test_duplicate_host_names(cluster, ansible_module, broken):
+    broken("cp-2", hostname="cp-1")  # cp-2 now names its identity lease after cp-1's host name
+    result = check(ansible_module, cluster, wait_timeout=30)
     assert not result["passed"]
     found = {cause for _s, cause in causes(result)}
     assert found & {"duplicate_hostname", "lease_missing"}, result["msg"]
 
 
+@only_pairs([LAB_PAIR], "the lab's versions")
 @pytest.mark.parametrize("count", [3, 5])
-def test_cost_of_one_check(harness_factory, ansible_module, count, record_property):
+def test_cost_of_one_check(harness_factory, ansible_module, count, record_property, pair):
     """One round (success_threshold=1) against a healthy mixed control plane: time and HTTP requests."""
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
-
     olds = (count + 1) // 2
-    servers = [(f"cp-{i}", OLD if i <= olds else NEW) for i in range(1, count + 1)]
+    servers = pair.servers(olds, count - olds)
     harness = harness_factory(servers, config_hook=peer_ca_hook(ansible_module))
     params = {
         "kubeconfig": str(harness.kubeconfig),

@@ -3,6 +3,7 @@
     python -m skewsafe_harness up [--servers cp-1=1.36.5,cp-2=1.36.5,cp-3=1.37.2] [--peer-ca-file]
     python -m skewsafe_harness down
     python -m skewsafe_harness record-configmap [--version 1.37.2]
+    python -m skewsafe_harness record-mvp [--servers cp-1=1.35.4,cp-2=1.35.4,cp-3=1.36.5]
 
 Run from tests/harness with the collection importable (PYTHONPATH containing a
 directory with ansible_collections/skewsafe/kubeadm), as the Makefile does.
@@ -81,7 +82,7 @@ def request_key(base_url, path, headers=None):
     return f"{base_url}{path} [{extra}]"
 
 
-def record_mvp(work: Path) -> dict:
+def record_mvp(work: Path, servers: list[tuple[str, str]]) -> dict:
     """Every answer the MVP collector got from a healthy mixed control plane, for unit tests to replay."""
     import time
 
@@ -89,7 +90,7 @@ def record_mvp(work: Path) -> dict:
     from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import ACCEPT_V2, ACCEPT_V2_NOPEER
     from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
 
-    with Harness(work, parse_servers(default_servers()), config_hook=peer_ca_hook) as harness:
+    with Harness(work, servers, config_hook=peer_ca_hook) as harness:
         first = harness.first.name
         deadline = time.monotonic() + 60  # let the old servers sync their peers first
         while time.monotonic() < deadline:
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("down", help="stop everything 'up' started")
     rec = sub.add_parser("record-configmap", help="print kubeadm-config's ClusterConfiguration as kubeadm writes it")
     rec.add_argument("--version", default=None)
-    sub.add_parser("record-mvp", help="print raw responses of a healthy mixed control plane (JSON)")
+    rec_mvp = sub.add_parser("record-mvp", help="print raw responses of a healthy mixed control plane (JSON)")
+    rec_mvp.add_argument("--servers", default=None, help="NAME=VERSION,... (default: two old, one new)")
     args = parser.parse_args(argv)
 
     try:
@@ -134,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "record-mvp":
             with tempfile.TemporaryDirectory(prefix="skewsafe-record-") as tmp:
-                print(json.dumps(record_mvp(Path(tmp)), indent=1, sort_keys=True))
+                servers = parse_servers(args.servers or default_servers())
+                print(json.dumps(record_mvp(Path(tmp), servers), indent=1, sort_keys=True))
             return 0
         if (args.work / "state.json").exists():
             raise HarnessError(f"a harness is already running in {args.work}; run 'make harness-down' first")

@@ -57,6 +57,9 @@ SHARED_PKI_FILES = (
     "etcd/ca.key",
 )
 READY_TIMEOUT = 120.0
+# What an up writes into its work directory; every up removes it first (a work directory is reused by
+# make harness-up): certificates, kubeadm configs and manifests, etcd's data (leases of earlier servers).
+GENERATED = ("shared-pki", "shared-pki.yaml", "etc-shared", "nodes", "etcd-data", "kubeconfig", "client")
 
 
 @dataclass
@@ -139,6 +142,16 @@ class Harness:
     def up(self) -> Harness:
         started = time.monotonic()
         self.work.mkdir(parents=True, exist_ok=True)
+        if (self.work / "state.json").exists():
+            raise HarnessError(f"a harness is running in {self.work} (state.json); stop it first")
+        # Every up starts from the configuration it was asked for: nothing of an earlier up in this work
+        # directory (make harness-up reuses one) may carry its flags, addresses or etcd data into this one.
+        for name in GENERATED:
+            path = self.work / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
         try:
             self.network = Network.allocate(len(self.servers))
             for server in self.servers.values():
@@ -146,9 +159,6 @@ class Harness:
             self._save_state()
             self._shared_pki()
             for server in self.servers.values():
-                # Every up starts from the configuration it was asked for: a work directory kept from an
-                # earlier up (make harness-up) must not carry its flags (or its addresses) into this one.
-                self.config_path(server.name).unlink(missing_ok=True)
                 self.render(server.name)
             self._start_etcd()
             self._credentials()

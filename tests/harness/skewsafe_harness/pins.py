@@ -25,7 +25,7 @@ def pins() -> dict[str, str]:
         line = line.strip()
         if line and not line.startswith("#") and "=" in line:
             key, _sep, value = line.partition("=")
-            values[key.strip()] = value.strip()
+            values[key.strip()] = value.strip().strip('"')
     return values
 
 
@@ -35,6 +35,30 @@ def old_version() -> str:
 
 def new_version() -> str:
     return pins()["K8S_NEW_VERSION"]
+
+
+def harness_versions() -> list[str]:
+    """K8S_HARNESS_VERSIONS: every version the harness runs, oldest first, one per minor, minors adjacent."""
+    try:
+        versions = pins()["K8S_HARNESS_VERSIONS"].split()
+    except KeyError:
+        raise HarnessError(f"no K8S_HARNESS_VERSIONS in {VERSIONS_ENV}") from None
+    minors = [minor(v) for v in versions]
+    if len(versions) < 2 or minors != list(range(minors[0], minors[0] + len(minors))):
+        raise HarnessError(
+            f"K8S_HARNESS_VERSIONS in {VERSIONS_ENV} must list two or more versions of adjacent minors, "
+            f"oldest first: {versions}"
+        )
+    pair = [old_version(), new_version()]
+    if not any(versions[i : i + 2] == pair for i in range(len(versions) - 1)):
+        raise HarnessError(f"K8S_OLD_VERSION and K8S_NEW_VERSION {pair} must be adjacent in K8S_HARNESS_VERSIONS")
+    return versions
+
+
+def harness_pairs() -> list[tuple[str, str]]:
+    """(old, new) for each adjacent pair of K8S_HARNESS_VERSIONS: the integration tier runs each."""
+    versions = harness_versions()
+    return list(zip(versions, versions[1:]))
 
 
 def minor(version: str) -> int:

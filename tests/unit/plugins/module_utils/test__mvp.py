@@ -11,13 +11,16 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     MVP_HOOKS,
     classify_tls_error,
     evaluate,
+    missing_mvp_hooks,
     roles,
     summarize,
 )
 
 OLD_ONLY = {("", "v1", "pods"), ("apps", "v1", "deployments")}
 NEW_ONLY = ("storagemigration.k8s.io", "v1", "storageversionmigrations")
-HOOKS_OK = dict.fromkeys(MVP_HOOKS, "ok")
+# /readyz?verbose post-start hooks of a proxying 1.36.5 / 1.37.2 server (and of a 1.35.4 one: HOOKS_OK_135)
+HOOKS_OK = {**dict.fromkeys(MVP_HOOKS, "ok"), "peer-discovery-workers": "ok"}
+HOOKS_OK_135 = {**dict.fromkeys(MVP_HOOKS, "ok"), "peer-discovery-cache-sync": "ok"}
 
 
 def server(name, version, host, merged_extra=(), hooks=None, **extra):
@@ -264,3 +267,29 @@ def test_every_server_below_the_highest_version_is_a_proxy_source():
     ]
     assert roles(servers) == (["cp-1", "cp-2"], ["cp-3"])
     assert proxy_sources(servers, "mixed") == ["cp-1", "cp-2"]
+
+
+# ---------------------------------------------------------------- 1.35 (alpha) sources
+def test_missing_mvp_hooks_accepts_either_peer_discovery_hook():
+    assert missing_mvp_hooks(HOOKS_OK) == []
+    assert missing_mvp_hooks(HOOKS_OK_135) == []
+    assert missing_mvp_hooks(dict.fromkeys(MVP_HOOKS, "ok")) == ["peer-discovery-workers or peer-discovery-cache-sync"]
+    assert missing_mvp_hooks({"peer-discovery-cache-sync": "ok"}) == list(MVP_HOOKS)
+    assert missing_mvp_hooks({**HOOKS_OK_135, "peer-discovery-cache-sync": "failed"}) != []
+    assert missing_mvp_hooks(None) != []
+
+
+def test_proxying_135_sources_are_not_blamed_for_their_hook_names():
+    """1.35.4 names its peer discovery hook peer-discovery-cache-sync: a healthy 1.35/1.36 mix passes readiness."""
+    servers = [
+        server("cp-1", "v1.35.4", 1, hooks=HOOKS_OK_135),
+        server("cp-2", "v1.35.4", 2, hooks=HOOKS_OK_135),
+        server("cp-3", "v1.36.5", 3),
+    ]
+    results = evaluate({"servers": servers, "leases": []}, "mixed", checks=("readiness",))
+    assert all(r["passed"] for r in results), results
+    servers[1]["hooks"] = dict.fromkeys(MVP_HOOKS, "ok")  # peer discovery hook absent
+    failed = [
+        r for r in evaluate({"servers": servers, "leases": []}, "mixed", checks=("readiness",)) if not r["passed"]
+    ]
+    assert [(r["server"], r["cause"]) for r in failed] == [("cp-2", "no_peer_ca_file")]

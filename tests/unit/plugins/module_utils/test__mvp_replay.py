@@ -1,8 +1,9 @@
 """The collector and checks replayed on answers recorded from real kube-apiservers.
 
-fixtures/mvp-healthy-mixed.json: every request the collector made to a healthy mixed control
-plane (cp-1, cp-2 at the older pin with --peer-ca-file, cp-3 at the newer one), recorded by
-``python -m skewsafe_harness record-mvp`` (see fixtures/README.md). Failure cases edit the
+fixtures/mvp-healthy-mixed*.json: every request the collector made to a healthy mixed control
+plane (cp-1, cp-2 at the older version with --peer-ca-file, and the gate where MVP is alpha, cp-3 at
+the newer one), recorded by ``python -m skewsafe_harness record-mvp`` (see fixtures/README.md), one
+file per harness pair: mvp-healthy-mixed.json for 1.36.5/1.37.2, mvp-healthy-mixed-v1.35.4-v1.36.5.json. Failure cases edit the
 recorded answers the way the real servers answered in tests/integration/test_mvp_check.py.
 """
 
@@ -20,7 +21,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http i
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import evaluate
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
 
-RECORDING = json.loads((Path(__file__).parent / "fixtures" / "mvp-healthy-mixed.json").read_text())
+RECORDINGS = sorted((Path(__file__).parent / "fixtures").glob("mvp-healthy-mixed*.json"))
 
 
 def request_key(base_url, path, headers=None):
@@ -42,37 +43,48 @@ class ReplayClient:
         return Response(answer["status"], {}, answer["body"].encode(), error=answer["error"])
 
 
+@pytest.fixture(params=RECORDINGS, ids=lambda p: p.stem)
+def recording(request):
+    return json.loads(request.param.read_text())
+
+
 @pytest.fixture
-def responses():
-    return copy.deepcopy(RECORDING["responses"])
+def responses(recording):
+    return copy.deepcopy(recording["responses"])
 
 
 @pytest.fixture(autouse=True)
-def recorded_clock(monkeypatch):
-    leases = next(v for k, v in RECORDING["responses"].items() if "/leases?" in k)[0]
+def recorded_clock(monkeypatch, recording):
+    leases = next(v for k, v in recording["responses"].items() if "/leases?" in k)[0]
     renewed = max(item["spec"]["renewTime"] for item in json.loads(leases["body"])["items"])
     now = datetime.datetime.fromisoformat(renewed.replace("Z", "+00:00")) + datetime.timedelta(seconds=2)
     monkeypatch.setattr(_mvp_collect, "_now", lambda: now)
 
 
-def run(responses, mode="mixed"):
+def run(recording, responses, mode="mixed"):
     client = ReplayClient(responses)
-    evidence = Collector(client, peer_ca_file=None, probe_limit=2).collect(RECORDING["endpoints"], mode)
+    evidence = Collector(client, peer_ca_file=None, probe_limit=2).collect(recording["endpoints"], mode)
     return evidence, evaluate(evidence, mode), client.requests
 
 
-def endpoint(name):
-    return next(e["url"] for e in RECORDING["endpoints"] if e["name"] == name)
+def endpoint(recording, name):
+    return next(e["url"] for e in recording["endpoints"] if e["name"] == name)
 
 
 def failing(results):
     return {(r["server"], r["cause"]) for r in results if not r["passed"]}
 
 
-def test_recorded_healthy_mixed_control_plane_passes(responses):
-    evidence, results, requests = run(responses)
+def test_both_pairs_are_recorded():
+    # the alpha pair (1.35 sources: other hook names, rerouted counter labelled by code only) and the lab's
+    assert len(RECORDINGS) >= 2, RECORDINGS
+
+
+def test_recorded_healthy_mixed_control_plane_passes(recording, responses):
+    evidence, results, requests = run(recording, responses)
     assert failing(results) == set()
-    assert [s["version"].split(".")[1] for s in evidence["servers"]] == ["36", "36", "37"]
+    old = int(evidence["servers"][0]["version"].split(".")[1])
+    assert [int(s["version"].split(".")[1]) for s in evidence["servers"]] == [old, old, old + 1]
     probes = evidence["probes"]
     assert {p["server"] for p in probes} == {"cp-1", "cp-2"}
     assert all(p["status"] == 200 and p["status_local"] == 404 for p in probes)
@@ -81,24 +93,46 @@ def test_recorded_healthy_mixed_control_plane_passes(responses):
     assert requests == 1 + 3 * 6 + 2 * (2 * 2 + 1)
 
 
-def test_recorded_new_only_resources_are_found_by_diffing(responses):
-    evidence, _results, _n = run(responses)
+def test_recorded_new_only_resources_are_found_by_diffing(recording, responses):
+    evidence, _results, _n = run(recording, responses)
     old, new = evidence["servers"][0], evidence["servers"][2]
     assert new["local"] - old["local"]
     assert set(old["merged"] - old["local"]) == {g for g in new["local"] - old["local"] if g[0]}
 
 
-def test_recorded_without_mvp_hooks_is_no_peer_ca_file(responses):
-    key = request_key(endpoint("cp-2"), "/readyz?verbose")
+def test_recorded_without_mvp_hooks_is_no_peer_ca_file(recording, responses):
+    key = request_key(endpoint(recording, "cp-2"), "/readyz?verbose")
     responses[key][0]["body"] = "\n".join(
         line
         for line in responses[key][0]["body"].splitlines()
         if "mixed-version-proxy" not in line and "peer-discovery" not in line and "local-discovery" not in line
     )
-    _evidence, results, _n = run(responses)
+    _evidence, results, _n = run(recording, responses)
     assert ("cp-2", "no_peer_ca_file") in failing(results)
 
 
-def test_recorded_steady_mode_is_refused(responses):
-    _evidence, results, _n = run(responses, mode="steady")
+def test_recorded_steady_mode_is_refused(recording, responses):
+    _evidence, results, _n = run(recording, responses, mode="steady")
     assert (None, "mode_mismatch") in failing(results)
+
+
+def test_recorded_hooks_and_counter_labels_of_each_version(recording, responses):
+    """What the real servers answered: the peer discovery hook's name and the rerouted counter's labels."""
+    evidence, _results, _n = run(recording, responses)
+    for s in evidence["servers"]:
+        alpha = s["version"].startswith("v1.35.")
+        peer_hooks = {h for h, state in s["hooks"].items() if h.startswith("peer-discovery") and state == "ok"}
+        if s["name"] != "cp-3":  # the old servers proxy; their hooks prove it
+            assert peer_hooks == ({"peer-discovery-cache-sync"} if alpha else {"peer-discovery-workers"}), s["hooks"]
+        rerouted = s["metrics"].get("rerouted", [])
+        if rerouted:
+            assert {r["by_gvr"] for r in rerouted} == {not alpha}, rerouted
+
+
+def test_recorded_old_server_whose_counter_stays_is_not_counted(recording, responses):
+    """The rerouted counter not rising after a 200 is proxy_not_counted, with code-only labels (1.35) too."""
+    key = request_key(endpoint(recording, "cp-1"), "/metrics")
+    first = responses[key][0]
+    responses[key] = [first, copy.deepcopy(first)]  # the same counter before and after the probes
+    _evidence, results, _n = run(recording, responses)
+    assert ("cp-1", "proxy_not_counted") in failing(results)

@@ -19,7 +19,9 @@ def evidence(hooks_ok=True):
                 "error": None,
                 "version": version,
                 "ready": True,
-                "hooks": dict.fromkeys(MVP_HOOKS, "ok") if hooks_ok or i == 1 else {},
+                "hooks": {**dict.fromkeys(MVP_HOOKS, "ok"), "peer-discovery-workers": "ok"}
+                if hooks_ok or i == 1
+                else {},
                 "metrics": {"rerouted": [], "proxy_errors": {}, "sync_errors": {}},
                 "local": set(),
                 "merged": set(),

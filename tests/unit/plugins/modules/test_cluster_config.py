@@ -370,3 +370,86 @@ def test_file_source_keeps_crlf_and_the_original_text(run_module, tmp_path, monk
             assert doc in written
     assert "# why: audited" in result["previous"] and "\r\n" in result["previous"]
     assert any("comments inside the ClusterConfiguration" in w for w in warnings), warnings
+
+
+# ---------------------------------------------------------------- MVP settings a kube-apiserver cannot use
+# kubeadm-config as kubeadm 1.35.4 wrote it (fixtures/README.md): MVP is alpha there, off by default.
+ALPHA_TEXT = (FIXTURES / "kubeadm-config-configmap-v1.35.4.yaml.txt").read_text()
+GATE_ON = {"UnknownVersionInteroperabilityProxy": True}
+
+
+@pytest.fixture
+def alpha_api(api):
+    api.configmap["data"]["ClusterConfiguration"] = ALPHA_TEXT
+    return api
+
+
+def test_alpha_flag_without_gate_is_refused_before_any_write(run_module, alpha_api):
+    failed, result = run_module(cluster_config.main, cm_args(alpha_api, api_server_extra_args=PEER_CA))
+    assert failed
+    assert "would refuse to start" in result["msg"]
+    assert "--peer-ca-file requires UnknownVersionInteroperabilityProxy feature to be turned on" in result["msg"]
+    assert alpha_api.writes == []
+    assert alpha_api.text == ALPHA_TEXT
+
+
+def test_alpha_gate_without_flag_is_refused_before_any_write(run_module, alpha_api):
+    failed, result = run_module(cluster_config.main, cm_args(alpha_api, feature_gates=GATE_ON))
+    assert failed
+    assert "never proxy" in result["msg"]
+    assert alpha_api.writes == []
+
+
+def test_alpha_check_mode_refuses_too(run_module, alpha_api):
+    failed, result = run_module(cluster_config.main, cm_args(alpha_api, api_server_extra_args=PEER_CA), check_mode=True)
+    assert failed and "would refuse to start" in result["msg"]
+
+
+def test_alpha_flag_and_gate_together_are_written(run_module, alpha_api):
+    # what mvp_enable does on 1.35 (feature_gates from the mvp_feature_gates filter)
+    failed, result = run_module(
+        cluster_config.main, cm_args(alpha_api, api_server_extra_args=PEER_CA, feature_gates=GATE_ON)
+    )
+    assert not failed, result
+    assert result["changed_args"] == ["apiServer.peer-ca-file", "apiServer.feature-gates"]
+    args = {a["name"]: a["value"] for a in yaml.safe_load(alpha_api.text)["apiServer"]["extraArgs"]}
+    assert args["feature-gates"] == "APIServerIdentity=true,UnknownVersionInteroperabilityProxy=true"
+    assert args["peer-ca-file"] == PEER_CA["peer-ca-file"]
+
+
+def test_alpha_removing_the_flag_but_not_the_gate_is_refused(run_module, alpha_api):
+    run_module(cluster_config.main, cm_args(alpha_api, api_server_extra_args=PEER_CA, feature_gates=GATE_ON))
+    failed, result = run_module(cluster_config.main, cm_args(alpha_api, api_server_extra_args={"peer-ca-file": None}))
+    assert failed and "never proxy" in result["msg"]
+    failed, result = run_module(
+        cluster_config.main,
+        cm_args(
+            alpha_api,
+            api_server_extra_args={"peer-ca-file": None},
+            feature_gates={"UnknownVersionInteroperabilityProxy": None},
+        ),
+    )
+    assert not failed, result  # both off again: a stock 1.35 kube-apiserver
+    assert len(alpha_api.writes) == 2
+
+
+def test_alpha_kubeadm_version_of_the_next_minor_accepts_the_flag_alone(run_module, alpha_api):
+    failed, result = run_module(
+        cluster_config.main, cm_args(alpha_api, api_server_extra_args=PEER_CA, kubeadm_version="1.36.5")
+    )
+    assert not failed, result
+
+
+def test_unrelated_edit_of_a_half_configured_alpha_config_warns(run_module, alpha_api, monkeypatch):
+    from ansible.module_utils import basic
+
+    alpha_api.configmap["data"]["ClusterConfiguration"] = ALPHA_TEXT.replace(
+        "  - name: profiling\n", "  - name: peer-ca-file\n    value: /etc/kubernetes/pki/ca.crt\n  - name: profiling\n"
+    )
+    warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg, **kw: warnings.append(msg))
+    failed, result = run_module(
+        cluster_config.main, cm_args(alpha_api, api_server_extra_args={"audit-log-maxage": "7"})
+    )
+    assert not failed, result
+    assert any("would refuse to start" in w for w in warnings), warnings

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -197,3 +198,62 @@ def test_unreadable_kubeadm_config_is_a_problem_not_a_crash(data, text, message)
     data["kubeadm_config"] = text
     problems = [p for p in assess(data)["problems"] if p.startswith("kubeadm-config: ")]
     assert len(problems) == 1 and message in problems[0], problems
+
+
+# kubeadm-config as kubeadm 1.35.4 wrote it (tests/unit/plugins/module_utils/fixtures/README.md).
+ALPHA_CFG = (
+    Path(__file__).parents[1] / "module_utils" / "fixtures" / "kubeadm-config-configmap-v1.35.4.yaml.txt"
+).read_text()
+PEER_CA_ARG = "  - name: peer-ca-file\n    value: /etc/kubernetes/pki/ca.crt\n"
+GATE_VALUE = "APIServerIdentity=true,UnknownVersionInteroperabilityProxy=true"
+
+
+@pytest.fixture
+def alpha(data):
+    """A 1.35.4 cluster (MVP alpha) going to 1.36.5."""
+    data["target"] = "1.36.5"
+    for facts in data["hosts"].values():
+        facts["kubelet_version"] = "v1.35.4"
+        if "apiserver_version" in facts:
+            facts["apiserver_version"] = "v1.35.4"
+    return data
+
+
+def mvp_problems(result):
+    return [p for p in result["problems"] if "UnknownVersionInteroperabilityProxy" in p]
+
+
+def test_alpha_stock_configuration_has_no_mvp_problem(alpha):
+    alpha["kubeadm_config"] = ALPHA_CFG
+    assert assess(alpha)["problems"] == []
+
+
+def test_alpha_flag_and_gate_together_have_no_problem(alpha):
+    alpha["kubeadm_config"] = ALPHA_CFG.replace(
+        "value: APIServerIdentity=true\n", f"value: {GATE_VALUE}\n" + PEER_CA_ARG
+    )
+    assert assess(alpha)["problems"] == []
+
+
+def test_alpha_flag_without_gate_is_a_problem(alpha):
+    alpha["kubeadm_config"] = ALPHA_CFG.replace("  - name: profiling\n", PEER_CA_ARG + "  - name: profiling\n")
+    (problem,) = mvp_problems(assess(alpha))
+    assert problem.startswith("kubeadm-config: ")
+    assert "would refuse to start" in problem and "off by default on 1.35.4" in problem
+
+
+def test_alpha_gate_without_flag_is_a_problem(alpha):
+    alpha["kubeadm_config"] = ALPHA_CFG.replace("value: APIServerIdentity=true\n", f"value: {GATE_VALUE}\n")
+    (problem,) = mvp_problems(assess(alpha))
+    assert "never proxy" in problem
+
+
+def test_flag_alone_is_fine_on_a_default_on_running_version(alpha):
+    # the running version decides, not kubeadm-config's kubernetesVersion: 1.36 servers need no gate
+    for facts in alpha["hosts"].values():
+        facts["kubelet_version"] = "v1.36.5"
+        if "apiserver_version" in facts:
+            facts["apiserver_version"] = "v1.36.5"
+    alpha["target"] = "1.37.2"
+    alpha["kubeadm_config"] = ALPHA_CFG.replace("  - name: profiling\n", PEER_CA_ARG + "  - name: profiling\n")
+    assert mvp_problems(assess(alpha)) == []
