@@ -444,6 +444,13 @@ def down_from_state(work: Path) -> bool:
             time.sleep(0.2)
         if _alive(pid):
             os.killpg(pid, signal.SIGKILL)
+    # SIGKILL is asynchronous: return only once every process is gone (the next `up` reuses addresses)
+    deadline = time.monotonic() + 30
+    for pid in filter(None, pids):
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.2)
+        if _alive(pid):
+            raise RuntimeError(f"harness process {pid} still runs 30 s after SIGKILL")
     if state.get("network_index") is not None:
         Network(state["network_index"]).delete()
     state_file.unlink()
