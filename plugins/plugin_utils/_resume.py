@@ -13,6 +13,7 @@ and the kubelet step when the Node still reports the old kubelet.
 from __future__ import annotations
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 ROLES = ("first_control_plane", "control_plane", "worker")
 # The static Pods kubeadm upgrades on every control plane (etcd only where stacked, so not required).
@@ -31,7 +32,7 @@ def _release(text, what):
 
 
 def _fmt(parsed):
-    return "v{}.{}.{}".format(*parsed)
+    return "v" + plan.fmt(parsed)
 
 
 def left_to_do(observed):
@@ -55,16 +56,17 @@ def left_to_do(observed):
     behind = []
 
     def check(what, text, required=True):
-        if text is None and not required:
-            return
+        """Record ``what`` when it is behind the target; True if it is."""
         if text is None:
-            behind.append(f"{what} missing")
-            return
+            if required:
+                behind.append(f"{what} missing")
+            return required
         found = _release(text, what)
         if found > target:
             raise ResumeError(f"{what} is {_fmt(found)}, newer than the target {_fmt(target)}")
         if found != target:
             behind.append(f"{what} at {_fmt(found)}")
+        return found != target
 
     if role != "worker":
         manifests = observed.get("manifests") or {}
@@ -76,8 +78,7 @@ def left_to_do(observed):
     if role != "worker" and apiservers and all(v and _release(v, "a kube-apiserver Pod") == target for v in apiservers):
         check("kube-proxy DaemonSet", observed.get("kube_proxy"), required=False)
     kubeadm_behind = bool(behind)
-    check("kubelet", observed.get("kubelet"))
-    kubelet_behind = len(behind) > 0 and behind[-1].startswith("kubelet ")
+    kubelet_behind = check("kubelet", observed.get("kubelet"))
     if role == "worker":  # kubeadm upgrade node on a worker only rewrites the kubelet configuration
         kubeadm_behind = kubelet_behind
     if kubeadm_behind:
