@@ -56,8 +56,11 @@ def markdown(report):
             f"- left cordoned (cordoned before the run, not by skewsafe.kubeadm): {', '.join(report['kept_cordoned'])}"
         )
     backup = report.get("etcd_backup") or {}
-    if backup.get("path"):
-        lines.append(f"- etcd snapshot: `{backup['path']}` (sha256 `{backup.get('sha256', '')[:16]}…`)")
+    if backup.get("skipped"):
+        lines.append(f"- etcd snapshot: none taken by this run ({backup.get('reason') or 'skipped'})")
+    elif backup.get("path") or backup.get("node_path"):
+        where = [f"`{p}`" for p in (backup.get("node_path"), backup.get("path")) if p]
+        lines.append(f"- etcd snapshot: {' and '.join(where)} (sha256 `{(backup.get('sha256') or '')[:16]}…`)")
     lines += ["", "| node | role | from | to | result | seconds | MVP gate |", "|---|---|---|---|---|---|---|"]
     for row in report.get("nodes", []):
         mvp = row.get("mvp") or {}

@@ -257,3 +257,12 @@ def test_flag_alone_is_fine_on_a_default_on_running_version(alpha):
     alpha["target"] = "1.37.2"
     alpha["kubeadm_config"] = ALPHA_CFG.replace("  - name: profiling\n", PEER_CA_ARG + "  - name: profiling\n")
     assert mvp_problems(assess(alpha)) == []
+
+
+def test_report_names_the_snapshot_on_the_node_and_a_skipped_backup():
+    kept = markdown(build([], "1.37.2", etcd_backup={"node_path": "/n/x.db", "path": "/c/x.db", "sha256": "cd" * 32}))
+    assert "etcd snapshot: `/n/x.db` and `/c/x.db` (sha256 `cdcdcdcdcdcdcdcd…`)" in kept
+    node_only = markdown(build([], "1.37.2", etcd_backup={"node_path": "/n/x.db", "path": None, "sha256": "cd" * 32}))
+    assert "etcd snapshot: `/n/x.db` (sha256" in node_only
+    skipped = markdown(build([], "1.37.2", etcd_backup={"skipped": True, "reason": "external etcd (https://e:2379)"}))
+    assert "etcd snapshot: none taken by this run (external etcd (https://e:2379))" in skipped
