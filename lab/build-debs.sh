@@ -4,9 +4,11 @@
 # per-minor layout of pkgs.k8s.io (a flat repository per minor):
 #   lab/build-debs.sh [K8S_VERSION ...]     default: K8S_OLD_VERSION K8S_NEW_VERSION
 #   -> $LAB_CACHE/debs/v<X.Y.Z>/{kubeadm,kubelet,kubectl}_<X.Y.Z>-1.1_amd64.deb   (cached by version)
-#   -> $LAB_CACHE/repo/v<X.Y>/deb/{Packages,Packages.gz,Release,amd64/*.deb}
-# Client line (lab/install-k8s.sh, and the collection's packages role with trusted=yes):
-#   deb [trusted=yes] http://$LAB_GATEWAY:$REPO_PORT/v1.36/deb/ /
+#   -> $LAB_CACHE/repo/v<X.Y>/deb/{Packages,Packages.gz,Release,InRelease,Release.gpg,Release.key,amd64/*.deb}
+# Signed like pkgs.k8s.io: the lab's own key (made once, $LAB_CACHE/repo-key) signs Release, and
+# Release.key beside it is the armored public key. Client line (lab/install-k8s.sh, and the collection's
+# packages role with skewsafe_package_repo_key_fingerprint = $LAB_CACHE/repo-key/fingerprint):
+#   deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] http://$LAB_GATEWAY:$REPO_PORT/v1.36/deb/ /
 #
 # Contents as upstream's packages (kubernetes/release, krel templates "latest"):
 #   kubelet: /usr/bin/kubelet, /usr/lib/systemd/system/kubelet.service, /etc/default/kubelet
@@ -31,6 +33,7 @@ versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("$K8S_OLD_VERSION" "$K8S_NEW_VERSION")
 need cmd:dpkg-deb "apt-get install -y dpkg"
 need cmd:dpkg-scanpackages "apt-get install -y dpkg-dev"
+need cmd:gpg "apt-get install -y gpg"
 deps_checked
 
 # recipe hash: the packaging part of this script + lab/pkg/*; a change rebuilds every version's
@@ -108,12 +111,25 @@ build_version() {
 }
 
 # --- repository ---
+KEYDIR=$LAB_CACHE/repo-key
+# repo_key: the lab's signing key, made once (RSA like upstream's; no passphrase: a lab key)
+repo_key() {
+  [ -s "$KEYDIR/fingerprint" ] && [ -s "$KEYDIR/Release.key" ] && return
+  rm -rf "$KEYDIR"; mkdir -p "$KEYDIR"; mkdir -m 0700 "$KEYDIR/home"
+  GNUPGHOME=$KEYDIR/home gpg --batch --quiet --passphrase '' \
+    --quick-gen-key "skewsafe lab repository <lab@skewsafe.invalid>" rsa3072 sign 10y 2>/dev/null
+  GNUPGHOME=$KEYDIR/home gpg --batch --armor --export >"$KEYDIR/Release.key"
+  GNUPGHOME=$KEYDIR/home gpg --batch --with-colons --list-keys | awk -F: '/^fpr/ {print $10; exit}' >"$KEYDIR/fingerprint.tmp"
+  mv "$KEYDIR/fingerprint.tmp" "$KEYDIR/fingerprint"
+  log "repository key $(cat "$KEYDIR/fingerprint") ($KEYDIR)"
+}
+
 # index_minor X.Y: (re)write the flat repository of one minor from every cached version of it
 index_minor() {
   local minor=$1 dir="$REPO/v$1/deb" f stamp
   mkdir -p "$dir/amd64"
-  stamp=$(stat -c '%n %s %Y' "$DEBS"/v"$minor".*/*.deb 2>/dev/null | sha256sum | cut -c1-16)
-  if [ -f "$dir/Release" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+  stamp=$( { stat -c '%n %s %Y' "$DEBS"/v"$minor".*/*.deb 2>/dev/null; cat "$KEYDIR/fingerprint"; } | sha256sum | cut -c1-16)
+  if [ -f "$dir/InRelease" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
     log "repo v$minor: up to date ($dir)"; return
   fi
   # hard links: no copy of ~150 MB per version (same filesystem as $DEBS)
@@ -135,12 +151,16 @@ index_minor() {
     echo "SHA256:"
     for f in Packages Packages.gz; do echo " $(sha256sum <"$dir/$f" | cut -d' ' -f1) $(stat -c %s "$dir/$f") $f"; done
   } >"$dir/Release"
+  GNUPGHOME=$KEYDIR/home gpg --batch --yes --quiet --clearsign -o "$dir/InRelease" "$dir/Release"
+  GNUPGHOME=$KEYDIR/home gpg --batch --yes --quiet --armor --detach-sign -o "$dir/Release.gpg" "$dir/Release"
+  cp "$KEYDIR/Release.key" "$dir/Release.key"
   echo "$stamp" >"$dir/.stamp"
   log "repo v$minor: $(grep -c '^Package:' "$dir/Packages") packages -> $dir"
 }
 
 lab_lock build-debs
 start=$SECONDS
+repo_key
 minors=()
 for kv in "${versions[@]}"; do
   build_version "$kv"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ansible and kubectl access to the running lab, from the host:
 #   $LAB_STATE/inventory.ini   groups kube_control_plane (cp1 first) and kube_workers; root over ssh
-#                              with the lab key; the lab repository as skewsafe_package_repo_*
+#                              with the lab key; the lab repository and its key fingerprint as skewsafe_package_repo_*
 #   $LAB_STATE/admin.conf      cp1's admin.conf (server = the LB, https://$LAB_LB_IP:6443)
 #   lab/inventory.sh [--check]   --check: kubectl get nodes through it, /readyz through the LB and
 #                                at every control plane, and `ansible all -m ping` with the collection's venv
@@ -9,6 +9,7 @@ set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 "$LAB_DIR/dockerd.sh" status >/dev/null || die "lab dockerd not running"
+[ -s "$LAB_CACHE/repo-key/fingerprint" ] || die "no lab repository key: run lab/build-debs.sh"
 INV=$LAB_STATE/inventory.ini KCFG=$LAB_STATE/admin.conf
 
 # name ip, for every node container (label $LAB_NAME.node)
@@ -33,7 +34,8 @@ cp1=$(head -1 <<<"$cps" | cut -d' ' -f1)
   echo "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
   echo "ansible_python_interpreter=/usr/bin/python3"
   echo "skewsafe_package_repo_base_url=http://$LAB_GATEWAY:$REPO_PORT"
-  echo "skewsafe_package_repo_trusted=true"
+  # The lab repository is signed with the lab's own key (lab/build-debs.sh): the roles check its fingerprint.
+  echo "skewsafe_package_repo_key_fingerprint=$(cat "$LAB_CACHE/repo-key/fingerprint")"
   # This host is cgroup v1 (kubeadm's SystemVerification fails on it); and the lab runs without
   # CoreDNS (dns.disabled), so kubeadm upgrade's CoreDNS checks fail with "start version '' not supported".
   if [ "${BUILD_COREDNS:-0}" != 1 ]; then

@@ -111,12 +111,13 @@ class Lab:
         """ansible-playbook skewsafe.kubeadm.<name>, killed with SIGKILL (what an AWX cancel does) when
         kill_when(line) is true for an output line, or when kill_state() (polled every `poll` s) is true."""
         self.runs += 1
-        log = self.logs / f"{self.runs:02d}-{name}.log"
+        # a collection playbook by name, or a playbook file of the test's own (a path)
+        log = self.logs / f"{self.runs:02d}-{Path(name).stem}.log"
         cmd = [
             "ansible-playbook",
             "-i",
             str(self.inventory),
-            f"skewsafe.kubeadm.{name}",
+            name if name.endswith(".yml") else f"skewsafe.kubeadm.{name}",
             "-e",
             f"skewsafe_artifacts_dir={self.artifacts}",
             *extra,

@@ -99,6 +99,60 @@ def test_workload_with_a_disruption_budget_is_running(lab, tmp_path):
     done["workload"] = True
 
 
+KEYRING = "/etc/apt/keyrings/kubernetes-apt-keyring.gpg"
+UPSTREAM_KEY = "DE15B14486CD377B9E876E1A234654DA9A296436"
+PACKAGES_PLAY = """
+- name: The packages role alone
+  hosts: {host}
+  gather_facts: true
+  gather_subset: [min]
+  roles:
+    - role: skewsafe.kubeadm.packages
+      vars:
+        packages_names: [kubectl]
+        packages_version: "{version}"
+        packages_repo_base_url: "{{{{ skewsafe_package_repo_base_url }}}}"
+"""
+
+
+def _key_fingerprints(lab, node: str) -> list[str]:
+    listing = lab.node_exec(node, "gpg", "--batch", "--show-keys", "--with-colons", KEYRING)
+    return [line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:")][:1]
+
+
+def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
+    """The lab repository is signed with its own key: a key that is not the expected one is refused before
+    anything changes, and a keyring holding another key is replaced by the checked one."""
+    node = WORKERS[1]
+    play = tmp_path / "packages.yml"
+    play.write_text(PACKAGES_PLAY.format(host=node, version=OLD))
+    lab_key = _key_fingerprints(lab, node)
+    assert lab_key and lab_key[0] != UPSTREAM_KEY, "the lab node has no keyring of the lab's own key"
+    sources = lab.node_exec(node, "cat", "/etc/apt/sources.list.d/kubernetes.list")
+    assert f"signed-by={KEYRING}" in sources, sources
+
+    refused = lab.playbook(str(play), "-e", f"skewsafe_package_repo_key_fingerprint={UPSTREAM_KEY}")
+    assert refused.returncode != 0, refused.tail()
+    assert f"not the expected {UPSTREAM_KEY}" in refused.output and "Nothing was changed" in refused.output
+    assert _key_fingerprints(lab, node) == lab_key
+    assert lab.node_exec(node, "cat", "/etc/apt/sources.list.d/kubernetes.list") == sources
+
+    # Another key in the keyring (a rotated or tampered key): fetched again, checked, replaced.
+    lab.node_exec(
+        node,
+        "bash",
+        "-ec",
+        "h=$(mktemp -d); GNUPGHOME=$h gpg --batch --quiet --passphrase '' --quick-gen-key other ed25519 sign 1d;"
+        f" GNUPGHOME=$h gpg --batch --export >{KEYRING}; rm -rf $h",
+    )
+    assert _key_fingerprints(lab, node) != lab_key
+    replaced = lab.playbook(str(play))
+    assert replaced.returncode == 0, replaced.tail()
+    assert _key_fingerprints(lab, node) == lab_key
+    again = lab.playbook(str(play))
+    assert again.returncode == 0 and again.recap()[node]["changed"] == 0, again.tail()
+
+
 def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     # Health of every control plane, once a second, from here to the end of the upgrade.
     health["sampler"] = Sampler(lab_control_planes(), pki_from=CONTROL_PLANES[0]).start()
@@ -264,6 +318,17 @@ def test_data_survives_and_the_snapshot_restores(lab, tmp_path):
     snapshot = backup["path"]
     digest = subprocess.run(["sha256sum", snapshot], capture_output=True, text=True, check=True).stdout.split()[0]
     assert digest == backup["sha256"]
+    # The node keeps its own copy in a dedicated directory, off etcd's data disk, and nothing half-written.
+    node_copy = backup["node_path"]
+    assert node_copy.startswith("/var/lib/skewsafe/etcd-snapshots/"), backup
+    on_node = lab.node_exec(CONTROL_PLANES[0], "sha256sum", node_copy).split()[0]
+    assert on_node == backup["sha256"]
+    assert (
+        lab.node_exec(
+            CONTROL_PLANES[0], "find", "/var/lib/etcd", "-maxdepth", "1", "-name", "skewsafe-snapshot*"
+        ).strip()
+        == ""
+    )
 
     data = tmp_path / "restored"
     subprocess.run(
