@@ -14,8 +14,13 @@ options:
   endpoints:
     description:
       - The API servers to check, each reached directly (never through the load balancer).
-      - Items are C(https://) URLs or mappings with C(url) and optional C(name) (shown in results) and C(hostname)
-        (the node's host name, used to match identity leases of servers that do not advertise a peer address).
+      - Items are C(https://) URLs or mappings with C(url) and optional C(name) (shown in results), C(node_name)
+        (the Kubernetes Node the server runs on), C(advertise_address) (C(host:port) it advertises) and C(hostname)
+        (its OS host name).
+      - Each server is matched to its identity lease by what the cluster says first, the address its kubeadm
+        kube-apiserver Pod advertises (found by C(node_name), or C(advertise_address) when given), then the address
+        of C(url), then C(hostname), then C(name). An inventory of FQDN aliases, or a C(url) through NAT or DNS that
+        differs from the advertise address, is matched this way.
       - When omitted, the endpoints are the C(kubernetes.io/peer-advertise-address) annotations of the
         kube-apiserver identity leases, read through O(host) or the kubeconfig's server. A server with the
         C(UnknownVersionInteroperabilityProxy) gate off has no such annotation and is then not found; list

@@ -41,12 +41,25 @@ def upgrade_report_markdown(report):
 
 
 def apiserver_endpoint(host_vars, port=6443):
-    """``{name, url}`` of a control-plane host's API server, from its inventory variables."""
+    """``{name, url}`` of a control-plane host's API server, plus what identifies it in the cluster when known.
+
+    ``url`` is how the controller reaches it (inventory address); ``node_name`` (``skewsafe_node_name`` or the
+    ``nodename`` fact), ``hostname`` (the fact: identity leases carry the OS host name) and ``advertise_address``
+    (``skewsafe_apiserver_advertise_address``) let mvp_check match it to its lease whatever the inventory calls it.
+    """
     name = host_vars["inventory_hostname"]
     address = host_vars.get("skewsafe_apiserver_address") or host_vars.get("ansible_host") or name
     if ":" in str(address) and not str(address).startswith("["):
         address = f"[{address}]"
-    return {"name": name, "url": f"https://{address}:{host_vars.get('skewsafe_apiserver_port') or port}"}
+    endpoint = {"name": name, "url": f"https://{address}:{host_vars.get('skewsafe_apiserver_port') or port}"}
+    facts = host_vars.get("ansible_facts") or {}
+    identity = {
+        "node_name": host_vars.get("skewsafe_node_name") or facts.get("nodename"),
+        "hostname": facts.get("nodename"),
+        "advertise_address": host_vars.get("skewsafe_apiserver_advertise_address"),
+    }
+    endpoint.update({k: str(v) for k, v in identity.items() if v})
+    return endpoint
 
 
 def kube_minor(version):

@@ -65,7 +65,9 @@ CAUSES = {
     "lease_missing": (
         "no identity lease names this server, so no peer will ever proxy to it",
         "Identity leases are named after the host name: control-plane host names must be unique and at most 63 "
-        "bytes. Fix the host name, then restart kube-apiserver there.",
+        "bytes. Fix the host name, then restart kube-apiserver there. If its lease is there, the endpoint was not "
+        "matched to it: give the endpoint its node_name (gather facts, or set skewsafe_node_name) or its "
+        "advertise_address (skewsafe_apiserver_advertise_address).",
     ),
     "duplicate_hostname": (
         "two API servers share one identity lease (the same host name)",
@@ -198,16 +200,23 @@ def _address(server):
 
 
 def match_leases(servers, leases):
-    """Map server name -> lease (by advertised peer address, else by host name); plus unmatched leases."""
+    """Map server name -> lease; plus unmatched leases.
+
+    By what the cluster says before what the inventory says: the address the server advertises (its kube-apiserver
+    Pod's, when known), then the address it was reached at, then its host name (the lease's kubernetes.io/hostname
+    is the server's OS host name, not the inventory name).
+    """
     by_address = {}
     for lease in leases:
         if lease.get("peer_address"):
             by_address.setdefault(lease["peer_address"], []).append(lease)
     matched, used = {}, set()
     for s in servers:
-        candidates = by_address.get(_address(s)) or [
-            lease for lease in leases if lease.get("hostname") and lease["hostname"] == s.get("hostname")
-        ]
+        candidates = (
+            by_address.get(s.get("advertise_address") or "")
+            or by_address.get(_address(s))
+            or [lease for lease in leases if lease.get("hostname") and lease["hostname"] == s.get("hostname")]
+        )
         if candidates:
             matched[s["name"]] = candidates[0]
             used.add(candidates[0]["name"])
@@ -227,7 +236,8 @@ def check_identity_leases(servers, leases):
                     "identity_leases",
                     s["name"],
                     False,
-                    f"no kube-apiserver identity lease advertises {_address(s)}",
+                    f"no kube-apiserver identity lease advertises {s.get('advertise_address') or _address(s)} "
+                    f"or has host name {s.get('hostname')}",
                     "lease_missing",
                 )
             )

@@ -58,7 +58,7 @@ def with_defaults(params):
 
 
 def normalize_endpoints(raw):
-    """Accept URLs or ``{url, name, hostname}`` mappings; return a list of dicts or raise ValueError."""
+    """Accept URLs or ``{url, name, hostname, node_name, advertise_address}`` mappings; a list of dicts or ValueError."""
     out = []
     for item in raw or []:
         if isinstance(item, str):
@@ -68,7 +68,11 @@ def normalize_endpoints(raw):
         url = item["url"].strip()
         if not url.startswith("https://"):
             raise ValueError(f"endpoint {url!r} must be an https:// URL (TLS is always verified)")
-        out.append({"url": url.rstrip("/"), "name": item.get("name"), "hostname": item.get("hostname")})
+        entry = {"url": url.rstrip("/"), "name": item.get("name"), "hostname": item.get("hostname")}
+        for key in ("node_name", "advertise_address"):
+            if item.get(key):
+                entry[key] = str(item[key])
+        out.append(entry)
     names = [e["name"] for e in out if e["name"]]
     if len(names) != len(set(names)):
         raise ValueError("endpoint names must be unique")

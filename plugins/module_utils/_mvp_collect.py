@@ -32,6 +32,9 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
 
 IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=" + quote(IDENTITY_SELECTOR)
+# kubeadm's kube-apiserver mirror Pods say which Node each server runs on and the address it advertises.
+APISERVER_PODS_PATH = "/api/v1/namespaces/kube-system/pods?labelSelector=" + quote("component=kube-apiserver")
+ADVERTISE_ANNOTATION = "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint"
 PEER_PROXIED_HEADER = "x-kubernetes-peer-proxied"
 
 
@@ -136,6 +139,25 @@ class Collector:
             errors.append(f"{url}: {resp.error or resp.status}")
         raise CollectError(f"cannot list kube-apiserver identity leases ({'; '.join(errors)})")
 
+    def advertised_by_node(self, endpoints):
+        """``{node name: advertised host:port}`` from the kube-apiserver mirror Pods; {} when they cannot be read
+        (no kubelet, no permission): matching then falls back to the endpoint's address and host name."""
+        for url in endpoints:
+            resp = self.client.get(url, APISERVER_PODS_PATH)
+            if resp.ok:
+                try:
+                    items = resp.json().get("items") or []
+                except ValueError:
+                    return {}
+                out = {}
+                for pod in items:
+                    node = (pod.get("spec") or {}).get("nodeName")
+                    address = ((pod.get("metadata") or {}).get("annotations") or {}).get(ADVERTISE_ANNOTATION)
+                    if node and address:
+                        out[node] = address
+                return out
+        return {}
+
     def discover_endpoints(self, seed_url):
         """Endpoints from the identity leases' peer-advertise-address annotations."""
         return [f"https://{lease['peer_address']}" for lease in self.leases([seed_url]) if lease.get("peer_address")]
@@ -144,6 +166,9 @@ class Collector:
     def server(self, endpoint):
         url, name, hostname = endpoint["url"], endpoint.get("name"), endpoint.get("hostname")
         info = {"name": name or urlsplit(url).hostname, "endpoint": url, "hostname": hostname or name, "error": None}
+        for key in ("node_name", "advertise_address"):
+            if endpoint.get(key):
+                info[key] = endpoint[key]
         version = self.client.get(url, "/version")
         if not version.ok:
             info["error"] = version.error or f"/version answered {version.status}"
@@ -228,10 +253,16 @@ class Collector:
 
     # -------------------------------------------------------------- a round
     def collect(self, endpoints, mode):
-        """``endpoints``: [{"url", "name"?, "hostname"?}]. Returns one round of evidence."""
+        """``endpoints``: [{"url", "name"?, "hostname"?, "node_name"?, "advertise_address"?}]. One round of evidence."""
         leases = self.leases([e["url"] for e in endpoints])
         with ThreadPoolExecutor(max_workers=min(8, len(endpoints))) as pool:
             servers = list(pool.map(self.server, endpoints))
+        # What the cluster says first: the address each server's own Pod advertises, found by its Node name.
+        if any(s.get("node_name") and not s.get("advertise_address") for s in servers):
+            advertised = self.advertised_by_node([e["url"] for e in endpoints])
+            for s in servers:
+                if s.get("node_name") in advertised and not s.get("advertise_address"):
+                    s["advertise_address"] = advertised[s["node_name"]]
         matched, _extra = match_leases(servers, leases)
         evidence = {"servers": servers, "leases": leases, "peer_tls": {}, "requestheader": {}, "probes": []}
         for server in servers:

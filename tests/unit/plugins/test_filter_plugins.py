@@ -39,6 +39,29 @@ def test_apiserver_endpoint():
     }
 
 
+def test_apiserver_endpoint_carries_the_identity_the_cluster_knows():
+    """An FQDN inventory name reached through NAT: the node name and host name come from the facts."""
+    host = {
+        "inventory_hostname": "cp-1.prod.example.com",
+        "ansible_host": "203.0.113.7",
+        "ansible_facts": {"nodename": "cp-1"},
+    }
+    assert upgrade.apiserver_endpoint(host) == {
+        "name": "cp-1.prod.example.com",
+        "url": "https://203.0.113.7:6443",
+        "node_name": "cp-1",
+        "hostname": "cp-1",
+    }
+    host.update(skewsafe_node_name="cp-1.node", skewsafe_apiserver_advertise_address="10.0.0.1:6443")
+    assert upgrade.apiserver_endpoint(host) == {
+        "name": "cp-1.prod.example.com",
+        "url": "https://203.0.113.7:6443",
+        "node_name": "cp-1.node",
+        "hostname": "cp-1",
+        "advertise_address": "10.0.0.1:6443",
+    }
+
+
 def test_static_pod_reads_slurp_results_text_and_documents():
     static_pod = manifest.FilterModule().filters()["static_pod"]
     text = "spec:\n  containers:\n  - image: registry.k8s.io/kube-apiserver:v1.35.4\n    command: [kube-apiserver, --peer-ca-file=/p]\n"

@@ -293,3 +293,28 @@ def test_proxying_135_sources_are_not_blamed_for_their_hook_names():
         r for r in evaluate({"servers": servers, "leases": []}, "mixed", checks=("readiness",)) if not r["passed"]
     ]
     assert [(r["server"], r["cause"]) for r in failed] == [("cp-2", "no_peer_ca_file")]
+
+
+def test_fqdn_inventory_through_nat_matches_leases_by_what_the_cluster_says(healthy):
+    """Inventory names are FQDN aliases and the controller reaches the servers at NAT addresses: the old rule
+    (URL address, then inventory name) matched nothing and blamed the host names."""
+    for number, s in enumerate(healthy["servers"], start=1):
+        s["name"] = f"cp-{number}.prod.example.com"
+        s["endpoint"] = f"https://203.0.113.{number}:6443"
+        s["hostname"] = s["name"]
+    healthy["peer_tls"] = {
+        s["name"]: {"address": f"10.0.0.{n}:6443", "error": None} for n, s in enumerate(healthy["servers"], 1)
+    }
+    healthy["probes"] = [probe("cp-1.prod.example.com"), probe("cp-2.prod.example.com")]
+    assert {c for _s, c in failing(evaluate(healthy, "mixed"))} >= {"lease_missing"}
+
+    # the advertise address the kube-apiserver Pod of each Node gives (Collector.advertised_by_node)
+    for number, s in enumerate(healthy["servers"], start=1):
+        s["advertise_address"] = f"10.0.0.{number}:6443"
+    assert failing(evaluate(healthy, "mixed")) == set()
+
+    # or the OS host name from the facts, which the identity lease carries
+    for number, s in enumerate(healthy["servers"], start=1):
+        del s["advertise_address"]
+        s["hostname"] = f"cp-{number}"
+    assert failing(evaluate(healthy, "mixed")) == set()
