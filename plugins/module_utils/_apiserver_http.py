@@ -113,9 +113,9 @@ class ApiServerClient:
             timeout=urllib3.Timeout(total=timeout),
         )
 
-    def get(self, base_url, path, headers=None):
+    def get(self, base_url, path, headers=None, timeout=None):
         """GET ``base_url + path``; transport errors come back as ``Response(None, ..., error=...)``."""
-        return self.request("GET", base_url, path, headers=headers)
+        return self.request("GET", base_url, path, headers=headers, timeout=timeout)
 
     def request(self, method, base_url, path, headers=None, body=None, timeout=None):
         """Any method; a dict or list ``body`` is sent as JSON. Transport errors as in ``get``."""

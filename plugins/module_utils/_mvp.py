@@ -42,6 +42,38 @@ CAUSES = {
         "the API server endpoint does not answer",
         "Check that kube-apiserver runs on that node and that the address is right.",
     ),
+    "endpoint_refused": (
+        "nothing listens at the endpoint (connection refused)",
+        "kube-apiserver is not running there or listens elsewhere: check its static Pod on that node "
+        "(crictl ps -a --name kube-apiserver) and the endpoint's address and port.",
+    ),
+    "endpoint_timeout": (
+        "the endpoint did not answer in time",
+        "The server is overloaded or a firewall drops the packets between the controller and the node; "
+        "raise request_timeout if it is only slow.",
+    ),
+    "endpoint_unresolvable": (
+        "the endpoint's host name does not resolve on the controller (controller side)",
+        "Fix the endpoint (skewsafe_apiserver_address / ansible_host) or the controller's DNS.",
+    ),
+    "endpoint_tls": (
+        "the endpoint's certificate does not verify against the controller's CA (controller side)",
+        "Give the cluster CA (ca_cert or the kubeconfig's certificate-authority) and an address the serving "
+        "certificate names.",
+    ),
+    "endpoint_unauthorized": (
+        "the API server rejected the controller's credentials with 401 (controller side)",
+        "The token or client certificate is expired, revoked or from another cluster: renew the credential.",
+    ),
+    "endpoint_forbidden": (
+        "the credentials are valid but not allowed to read what the gate reads, 403 (controller side)",
+        "The gate reads /version, /readyz, /metrics, discovery, identity leases in kube-system and lists the "
+        "probed resources: bind the credential to a role that allows that (cluster-admin, or get/list on those).",
+    ),
+    "metrics_unavailable": (
+        "/metrics could not be read, so a proxied request cannot be counted",
+        "The server's /metrics is slow or not allowed for these credentials; the gate tries again next round.",
+    ),
     "version_skew": (
         "the API servers are more than one minor apart",
         "Kubernetes supports one minor of skew between API servers; finish or roll back the upgrade of the newest ones.",
@@ -141,6 +173,34 @@ def missing_mvp_hooks(hooks):
     return missing
 
 
+def classify_endpoint_error(status, error, listing=None):
+    """The cause of a failed request to an endpoint: who is at fault and whether waiting can help.
+
+    ``status`` is the HTTP status (None for a transport error), ``error`` urllib3's reason text.
+    """
+    if status == 401:
+        return "endpoint_unauthorized"
+    if status == 403:
+        return "endpoint_forbidden"
+    text = (error or "").lower()
+    if status is None and text:
+        if "refused" in text:
+            return "endpoint_refused"
+        if "certificate verify failed" in text or "certificate_verify_failed" in text or "hostname mismatch" in text:
+            return "endpoint_tls"
+        if (
+            "name or service not known" in text
+            or "temporary failure in name resolution" in text
+            or "nodename nor servname" in text
+            or "no address associated" in text
+            or "failed to resolve" in text
+        ):
+            return "endpoint_unresolvable"
+        if "timed out" in text or "timeout" in text:
+            return "endpoint_timeout"
+    return "unreachable_endpoint"
+
+
 def result(check, server, passed, detail, cause=None):
     return {"check": check, "server": server, "passed": bool(passed), "detail": detail, "cause": cause}
 
@@ -177,7 +237,13 @@ def check_versions(servers, mode):
     for s in servers:
         if s.get("error"):
             results.append(
-                result("versions", s["name"], False, f"{s['endpoint']}: {s['error']}", "unreachable_endpoint")
+                result(
+                    "versions",
+                    s["name"],
+                    False,
+                    f"{s['endpoint']}: {s['error']}",
+                    s.get("error_kind") or "unreachable_endpoint",
+                )
             )
     parsed = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
     minors = sorted({v[1] for v in parsed.values() if v})
@@ -519,6 +585,16 @@ def check_proxy_probe(servers, probes, leases, peer_tls):
                     False,
                     f"{what} with x-kubernetes-peer-proxied: {p['status_local']}",
                     "negative_control_failed",
+                )
+            )
+        elif p["rerouted_after"] <= p["rerouted_before"] and p.get("metrics_error"):
+            results.append(
+                result(
+                    "proxy_probe",
+                    p["server"],
+                    False,
+                    f"{what}: 200, but the proxy counter could not be read ({p['metrics_error']})",
+                    "metrics_unavailable",
                 )
             )
         elif p["rerouted_after"] <= p["rerouted_before"]:

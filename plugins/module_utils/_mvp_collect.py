@@ -26,6 +26,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import M
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     MVP_HOOKS,
     PEER_ADDRESS_ANNOTATION,
+    classify_endpoint_error,
     match_leases,
     roles,
 )
@@ -39,7 +40,11 @@ PEER_PROXIED_HEADER = "x-kubernetes-peer-proxied"
 
 
 class CollectError(Exception):
-    pass
+    """No evidence at all this round; ``kind`` is the cause (see ``_mvp.classify_endpoint_error``)."""
+
+    def __init__(self, message, kind="unreachable_endpoint"):
+        super().__init__(message)
+        self.kind = kind
 
 
 def _now():
@@ -123,21 +128,26 @@ def rerouted_total(metrics, gvr, code="200"):
 class Collector:
     """One round of evidence per call; ``client`` is an ``ApiServerClient``."""
 
-    def __init__(self, client, peer_ca_file=None, probe_limit=2, front_proxy_client=None):
+    def __init__(self, client, peer_ca_file=None, probe_limit=2, front_proxy_client=None, metrics_timeout=None):
         self.client = client
+        # /metrics of a busy server is megabytes: a slow download must not pass for "not proxied"
+        self.metrics_timeout = metrics_timeout or max(15.0, 3 * float(getattr(client, "timeout", 5.0)))
         self.peer_ca_file = peer_ca_file
         self.probe_limit = probe_limit
         self.front_proxy_client = front_proxy_client  # ApiServerClient with the node's front-proxy cert, optional
 
     # -------------------------------------------------------------- endpoints
     def leases(self, endpoints):
-        errors = []
+        errors, kinds = [], set()
         for url in endpoints:
             resp = self.client.get(url, LEASES_PATH)
             if resp.ok:
                 return parse_leases(resp.json())
             errors.append(f"{url}: {resp.error or resp.status}")
-        raise CollectError(f"cannot list kube-apiserver identity leases ({'; '.join(errors)})")
+            kinds.add(classify_endpoint_error(resp.status, resp.error, listing="leases"))
+        # one kind for every endpoint names it (credentials, RBAC, DNS...); a mix stays "does not answer"
+        kind = kinds.pop() if len(kinds) == 1 else "unreachable_endpoint"
+        raise CollectError(f"cannot list kube-apiserver identity leases ({'; '.join(errors)})", kind)
 
     def advertised_by_node(self, endpoints):
         """``{node name: advertised host:port}`` from the kube-apiserver mirror Pods; {} when they cannot be read
@@ -172,13 +182,16 @@ class Collector:
         version = self.client.get(url, "/version")
         if not version.ok:
             info["error"] = version.error or f"/version answered {version.status}"
+            info["error_kind"] = classify_endpoint_error(version.status, version.error)
             return info
         info["version"] = version.json().get("gitVersion")
         readyz = self.client.get(url, "/readyz?verbose")
         info["ready"] = readyz.status == 200
         info["hooks"] = {k: v for k, v in parse_readyz(readyz.text()).items() if k in MVP_HOOKS or "peer" in k}
-        metrics = self.client.get(url, "/metrics")
+        metrics = self.client.get(url, "/metrics", timeout=self.metrics_timeout)
         info["metrics"] = summarize_metrics(metrics.text()) if metrics.ok else {}
+        if not metrics.ok:
+            info["metrics_error"] = metrics.error or f"/metrics answered {metrics.status}"
         try:
             local = {}
             for path in ("/api", "/apis"):
@@ -237,17 +250,23 @@ class Collector:
                         "gvr": gvr,
                         "path": path,
                         "status": proxied.status,
-                        "body": proxied.error or proxied.text()[:300],
+                        # an error's Status text explains a failure; a served object stays out of reports
+                        "body": proxied.error or ("" if proxied.ok else proxied.text()[:300]),
                         "status_local": local.status,
                     }
                 )
             if not probes:
                 continue
-            after = self.client.get(server["endpoint"], "/metrics")
+            after = self.client.get(server["endpoint"], "/metrics", timeout=self.metrics_timeout)
             after_metrics = summarize_metrics(after.text()) if after.ok else {}
+            metrics_error = server.get("metrics_error") or (
+                None if after.ok else after.error or f"/metrics answered {after.status}"
+            )
             for probe in probes:
                 probe["rerouted_before"] = rerouted_total(server.get("metrics") or {}, probe["gvr"])
                 probe["rerouted_after"] = rerouted_total(after_metrics, probe["gvr"])
+                if metrics_error:
+                    probe["metrics_error"] = metrics_error
             out.extend(probes)
         return out
 

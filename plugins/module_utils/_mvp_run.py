@@ -34,7 +34,13 @@ PERMANENT_CAUSES = (
     "peer_unreachable",
     "proxy_client_rejected",
     "lease_missing",
+    "endpoint_unauthorized",
+    "endpoint_forbidden",
+    "endpoint_unresolvable",
+    "endpoint_tls",
 )
+# Causes a restart explains for a while (a kube-apiserver restarting refuses connections), not for long.
+PERMANENT_AFTER = {"endpoint_refused": 60.0}
 
 
 class RunError(Exception):
@@ -111,6 +117,7 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
     started = clock()
     attempts, streak, baseline, permanent_streak = 0, 0, None, 0
     history = {}
+    first_seen = {}  # cause -> elapsed seconds when it was first seen without a break (PERMANENT_AFTER)
     results, evidence, mode = [], None, params["mode"]
     while True:
         attempts += 1
@@ -132,7 +139,7 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
                     "server": None,
                     "passed": False,
                     "detail": str(exc),
-                    "cause": "unreachable_endpoint",
+                    "cause": exc.kind,
                 }
             ]
         passed = all(r["passed"] for r in results)
@@ -140,8 +147,14 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
             history.setdefault(r["check"], {"passed": 0, "failed": 0})["passed" if r["passed"] else "failed"] += 1
         streak = streak + 1 if passed else 0
         causes = {r["cause"] for r in results if not r["passed"]}
-        permanent_streak = permanent_streak + 1 if causes & set(PERMANENT_CAUSES) else 0
         elapsed = clock() - started
+        for cause in list(first_seen):
+            if cause not in causes:
+                del first_seen[cause]
+        for cause in causes & set(PERMANENT_AFTER):
+            first_seen.setdefault(cause, elapsed)
+        lasting = {c for c, since in first_seen.items() if elapsed - since >= PERMANENT_AFTER[c]}
+        permanent_streak = permanent_streak + 1 if causes & (set(PERMANENT_CAUSES) | lasting) else 0
         if progress:
             failed = [f"{r['server'] or '-'}:{r['cause']}" for r in results if not r["passed"]]
             progress(f"round {attempts} ({elapsed:.1f}s): {'pass' if passed else 'fail ' + ', '.join(failed)}")

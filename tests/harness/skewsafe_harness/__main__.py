@@ -64,8 +64,8 @@ class RecordingClient:
         self.requests = 0
         self.log = {}
 
-    def get(self, base_url, path, headers=None):
-        resp = self.client.get(base_url, path, headers)
+    def get(self, base_url, path, headers=None, timeout=None):
+        resp = self.client.get(base_url, path, headers, timeout=timeout)
         self.requests += 1
         key = request_key(base_url, path, headers)
         body = resp.text()

@@ -124,3 +124,24 @@ def test_transport_errors_come_back_as_a_response(monkeypatch):
     pool = FakePool(error=urllib3.exceptions.NewConnectionError(None, "refused"))
     resp = client(monkeypatch, pool).get("https://10.0.0.1:6443", "/readyz")
     assert resp.status is None and "refused" in resp.error
+
+
+def test_real_transport_failures_are_classified_from_urllib3s_own_words():
+    """Loopback only: a closed port and a socket that never answers the TLS handshake."""
+    import socket
+
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import classify_endpoint_error
+
+    client = ApiServerClient(Credentials(ca_file="/etc/ssl/certs/ca-certificates.crt", token="t"), timeout=1.0)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    refused = client.get(f"https://127.0.0.1:{port}", "/version")
+    assert classify_endpoint_error(refused.status, refused.error) == "endpoint_refused", refused.error
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        stalled = client.get(f"https://127.0.0.1:{silent.getsockname()[1]}", "/version")
+    assert classify_endpoint_error(stalled.status, stalled.error) == "endpoint_timeout", stalled.error

@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     CAUSES,
     MVP_HOOKS,
+    classify_endpoint_error,
     classify_tls_error,
     evaluate,
     missing_mvp_hooks,
@@ -318,3 +319,34 @@ def test_fqdn_inventory_through_nat_matches_leases_by_what_the_cluster_says(heal
         del s["advertise_address"]
         s["hostname"] = f"cp-{number}"
     assert failing(evaluate(healthy, "mixed")) == set()
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "cause"),
+    [
+        (401, None, "endpoint_unauthorized"),
+        (403, None, "endpoint_forbidden"),
+        (503, None, "unreachable_endpoint"),
+        (
+            None,
+            "<HTTPSConnection>: Failed to establish a new connection: [Errno 111] Connection refused",
+            "endpoint_refused",
+        ),
+        (None, "Failed to resolve 'cp-1.invalid' ([Errno -2] Name or service not known)", "endpoint_unresolvable"),
+        (None, "Connection to 10.0.0.1 timed out. (connect timeout=5.0)", "endpoint_timeout"),
+        (None, "Read timed out. (read timeout=5.0)", "endpoint_timeout"),
+        (
+            None,
+            "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate",
+            "endpoint_tls",
+        ),
+        (None, "something else", "unreachable_endpoint"),
+    ],
+)
+def test_endpoint_failures_are_told_apart(status, error, cause):
+    assert classify_endpoint_error(status, error) == cause
+
+
+def test_unreachable_server_is_reported_with_its_kind(healthy):
+    healthy["servers"][2].update(error="/version answered 401", error_kind="endpoint_unauthorized")
+    assert ("cp-3", "endpoint_unauthorized") in failing(evaluate(healthy, "mixed"))

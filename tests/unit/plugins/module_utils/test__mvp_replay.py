@@ -34,7 +34,7 @@ class ReplayClient:
         self.responses = copy.deepcopy(responses)
         self.requests = 0
 
-    def get(self, base_url, path, headers=None):
+    def get(self, base_url, path, headers=None, timeout=None):
         self.requests += 1
         answers = self.responses.get(request_key(base_url, path, headers))
         if not answers:
@@ -89,6 +89,7 @@ def test_recorded_healthy_mixed_control_plane_passes(recording, responses):
     assert {p["server"] for p in probes} == {"cp-1", "cp-2"}
     assert all(p["status"] == 200 and p["status_local"] == 404 for p in probes)
     assert all(p["rerouted_after"] > p["rerouted_before"] for p in probes)
+    assert all(p["body"] == "" for p in probes), "a served object's body must stay out of the evidence"
     # one leases call + 6 per server + per old server 2 probes x 2 + 1 metrics
     assert requests == 1 + 3 * 6 + 2 * (2 * 2 + 1)
 
@@ -136,3 +137,14 @@ def test_recorded_old_server_whose_counter_stays_is_not_counted(recording, respo
     responses[key] = [first, copy.deepcopy(first)]  # the same counter before and after the probes
     _evidence, results, _n = run(recording, responses)
     assert ("cp-1", "proxy_not_counted") in failing(results)
+
+
+def test_recorded_metrics_that_cannot_be_read_are_not_blamed_on_the_proxy(recording, responses):
+    """A /metrics download that times out after the probes: the count is unknown, not zero (metrics_unavailable,
+    which the next round can fix), where it used to be proxy_not_counted."""
+    key = request_key(endpoint(recording, "cp-1"), "/metrics")
+    first = responses[key][0]
+    responses[key] = [first, {"status": None, "body": "", "error": "Read timed out. (read timeout=15.0)"}]
+    _evidence, results, _n = run(recording, responses)
+    assert ("cp-1", "metrics_unavailable") in failing(results)
+    assert ("cp-1", "proxy_not_counted") not in failing(results)

@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp_run
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_HOOKS
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError
 
 
 def evidence(hooks_ok=True):
@@ -41,7 +42,10 @@ class FakeCollector:
 
     def collect(self, endpoints, mode):
         self.client.requests += 10
-        return self.rounds.pop(0) if len(self.rounds) > 1 else self.rounds[0]
+        answer = self.rounds.pop(0) if len(self.rounds) > 1 else self.rounds[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
 
 class Clock:
@@ -110,3 +114,38 @@ def test_unknown_check_is_refused(monkeypatch):
 def test_bad_input_is_refused_before_any_request(params, message):
     with pytest.raises(_mvp_run.RunError, match=message):
         _mvp_run.build_collector({"probe_limit": 2, **params})
+
+
+def refused(error="Failed to establish a new connection: [Errno 111] Connection refused"):
+    rounds = evidence()
+    rounds["servers"][1].update(error=error, error_kind="endpoint_refused", version=None)
+    return rounds
+
+
+def test_a_refusing_endpoint_stops_the_gate_after_a_minute_not_after_wait_timeout(monkeypatch):
+    """Nothing listening is what a restart looks like for a while, so it is waited on, but not for 5 minutes."""
+    result, _lines = run(monkeypatch, [refused()], wait_timeout=300)
+    assert not result["passed"]
+    assert "endpoint_refused" in {c["cause"] for c in result["failed_checks"]}
+    assert 60 <= result["elapsed"] <= 75, result["elapsed"]
+    # a server that comes back within the minute passes
+    healed, _lines = run(monkeypatch, [refused()] * 6 + [evidence()], wait_timeout=300)
+    assert healed["passed"]
+
+
+@pytest.mark.parametrize(
+    "kind", ["endpoint_unauthorized", "endpoint_forbidden", "endpoint_unresolvable", "endpoint_tls"]
+)
+def test_controller_side_failures_stop_at_once_and_say_so(monkeypatch, kind):
+    error = CollectError("cannot list kube-apiserver identity leases (https://10.0.0.1:6443: 401)", kind)
+    result, _lines = run(monkeypatch, [error], wait_timeout=300)
+    assert not result["passed"] and result["attempts"] == 2
+    assert result["failed_checks"][0]["cause"] == kind
+    assert "controller side" in result["msg"]
+
+
+def test_a_slow_endpoint_is_waited_on(monkeypatch):
+    slow = evidence()
+    slow["servers"][1].update(error="Read timed out. (read timeout=5.0)", error_kind="endpoint_timeout", version=None)
+    result, _lines = run(monkeypatch, [slow], wait_timeout=120)
+    assert not result["passed"] and result["elapsed"] >= 115
