@@ -173,31 +173,37 @@ def missing_mvp_hooks(hooks):
     return missing
 
 
-def classify_endpoint_error(status, error, listing=None):
+# urllib3's reason texts of transport failures, in the order they are told apart.
+_TRANSPORT_CAUSES = (
+    ("endpoint_refused", ("refused",)),
+    ("endpoint_tls", ("certificate verify failed", "certificate_verify_failed", "hostname mismatch")),
+    (
+        "endpoint_unresolvable",
+        (
+            "name or service not known",
+            "temporary failure in name resolution",
+            "nodename nor servname",
+            "no address associated",
+            "failed to resolve",
+        ),
+    ),
+    ("endpoint_timeout", ("timed out", "timeout")),
+)
+
+
+def classify_endpoint_error(status, error):
     """The cause of a failed request to an endpoint: who is at fault and whether waiting can help.
 
     ``status`` is the HTTP status (None for a transport error), ``error`` urllib3's reason text.
     """
-    if status == 401:
-        return "endpoint_unauthorized"
-    if status == 403:
-        return "endpoint_forbidden"
+    by_status = {401: "endpoint_unauthorized", 403: "endpoint_forbidden"}
+    if status in by_status:
+        return by_status[status]
     text = (error or "").lower()
-    if status is None and text:
-        if "refused" in text:
-            return "endpoint_refused"
-        if "certificate verify failed" in text or "certificate_verify_failed" in text or "hostname mismatch" in text:
-            return "endpoint_tls"
-        if (
-            "name or service not known" in text
-            or "temporary failure in name resolution" in text
-            or "nodename nor servname" in text
-            or "no address associated" in text
-            or "failed to resolve" in text
-        ):
-            return "endpoint_unresolvable"
-        if "timed out" in text or "timeout" in text:
-            return "endpoint_timeout"
+    if status is None:
+        for cause, needles in _TRANSPORT_CAUSES:
+            if any(needle in text for needle in needles):
+                return cause
     return "unreachable_endpoint"
 
 

@@ -144,7 +144,7 @@ class Collector:
             if resp.ok:
                 return parse_leases(resp.json())
             errors.append(f"{url}: {resp.error or resp.status}")
-            kinds.add(classify_endpoint_error(resp.status, resp.error, listing="leases"))
+            kinds.add(classify_endpoint_error(resp.status, resp.error))
         # one kind for every endpoint names it (credentials, RBAC, DNS...); a mix stays "does not answer"
         kind = kinds.pop() if len(kinds) == 1 else "unreachable_endpoint"
         raise CollectError(f"cannot list kube-apiserver identity leases ({'; '.join(errors)})", kind)
