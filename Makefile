@@ -6,7 +6,7 @@ PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
-	@echo "make test-lab      the lab scenarios outside make test (fault injection: kills and reruns)"
+	@echo "make test-lab      the lab scenarios outside make test (fault injection: kills and reruns; one control plane)"
 	@echo "make host-deps     install the host's Debian packages (hack/host-packages.txt)"
 	@echo "make ee            build the execution environment image (ansible-builder; cached) and print its tag"
 	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
@@ -21,7 +21,7 @@ test:
 	hack/test.sh
 
 test-lab:
-	TIERS="setup host-deps binaries faults" hack/test.sh
+	TIERS="setup host-deps binaries faults shapes" hack/test.sh
 
 host-deps:
 	hack/host-deps.sh install

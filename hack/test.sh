@@ -6,7 +6,7 @@
 # tier, prints one summary line per tier and exits non-zero if any tier failed.
 #
 #   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
-#   TIERS="setup host-deps binaries faults" hack/test.sh   the lab scenarios outside `make test`
+#   TIERS="setup host-deps binaries faults shapes" hack/test.sh   the lab scenarios outside `make test`
 #                                         (`make test-lab`: the fault-injection story, about 40 min)
 set -uo pipefail
 
@@ -223,7 +223,7 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults" -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane" -rA -s
 }
 
 # Not in `make test` (CI budget): `make test-lab` runs it.
@@ -231,6 +231,14 @@ tier_faults() {
   set -e
   cd "$repo"
   PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m faults -rA -s
+}
+
+# Not in `make test` either: the other lab shapes, one lab each (the lab has fixed names: one at a time).
+tier_shapes() {
+  set -e
+  cd "$repo"
+  LAB_TOPOLOGY=single PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
+    in_venv python -m pytest tests/e2e -m single_control_plane -rA -s
 }
 
 run_tier setup tier_setup
@@ -247,7 +255,7 @@ else
   run_tier docsite tier_docsite
   run_tier release tier_release
   run_tier binaries tier_binaries
-  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e faults:tier_faults; do
+  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e faults:tier_faults shapes:tier_shapes; do
     if [ "${status[binaries]:-passed}" = passed ] || [ "${t%%:*}" = newer-core ]; then
       run_tier "${t%%:*}" "${t#*:}"
     elif [[ " $TIERS " == *" ${t%%:*} "* ]]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole lab, converging (re-running on a running lab changes nothing that is already right):
 #   lab/up.sh [CONTROL_PLANES [WORKERS]]      default 3 control planes + 2 workers at K8S_OLD_VERSION
+#   LAB_TOPOLOGY=ha (default: 3 + 2) | single (1 control plane + 1 worker) sets the default counts.
 # 1. builds what is missing (all cached): runtime, images of both pinned versions, .deb
 #    packages + apt repository, node image; own dockerd; repository server on $LAB_GATEWAY
 # 2. haproxy LB at $LAB_LB_IP in front of every control plane (controlPlaneEndpoint)
@@ -17,7 +18,12 @@ set -euo pipefail
 need cmd:ssh "apt-get install -y openssh-client"
 need cmd:curl "apt-get install -y curl"
 deps_checked
-ncp=${1:-3} nw=${2:-2} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
+case ${LAB_TOPOLOGY:-ha} in
+  ha) def_cp=3 def_w=2 ;;
+  single) def_cp=1 def_w=1 ;;
+  *) die "LAB_TOPOLOGY=${LAB_TOPOLOGY}: known shapes are ha and single (external etcd is not built yet)" ;;
+esac
+ncp=${1:-$def_cp} nw=${2:-$def_w} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
 [ "$ncp" -ge 1 ] || die "need at least one control plane"
 T=(); tick() { T+=("$(printf '%-44s %4ss' "$1" $(( SECONDS - t_start )))"); log "--- $1 ($(( SECONDS - t_start ))s)"; }
 t_start=$SECONDS

@@ -211,7 +211,7 @@ def _require_tools():
 
 @pytest.fixture(scope="session")
 def lab():
-    """A fresh lab at the older version; removed afterwards unless SKEWSAFE_KEEP_LAB=1."""
+    """A fresh lab at the older version (shape: LAB_TOPOLOGY); removed afterwards unless SKEWSAFE_KEEP_LAB=1."""
     _require_tools()
     shutil.rmtree(LAB_RUN / "artifacts", ignore_errors=True)
     for script in ("down.sh", "up.sh"):
