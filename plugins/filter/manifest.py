@@ -1,7 +1,7 @@
 # Copyright (c) skewsafe.kubeadm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The static Pod manifest filter (documented in static_pod.yml beside)."""
+"""The static Pod manifest filters (documented in static_pod.yml and manifest_drift.yml beside)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drift
 
 
 def static_pod(value):
@@ -32,6 +33,13 @@ def static_pod(value):
     return _manifest.summary(pod)
 
 
+def manifest_drift(dryrun_stdout, live):
+    try:
+        return _drift.drift(dryrun_stdout, live)
+    except _drift.DriftError as exc:
+        raise AnsibleFilterError(f"manifest_drift: {exc}") from exc
+
+
 class FilterModule:
     def filters(self):
-        return {"static_pod": static_pod}
+        return {"static_pod": static_pod, "manifest_drift": manifest_drift}

@@ -131,6 +131,15 @@ def assess(data):
                 problems.append(f"node {node}: {exc}")
         for cert in facts.get("expiring_certs") or []:
             problems.append(f"node {node}: certificate {cert} expires within {data.get('cert_min_days', 30)} days")
+        drift = facts.get("manifest_drift") or {}
+        would_go = (drift.get("lost") or []) + (drift.get("altered") or [])
+        if would_go and not drift.get("accepted"):
+            problems.append(
+                f"node {node}: the live control-plane manifests differ from what kubeadm renders from kubeadm-config"
+                f" (and the patches directory), so the next re-render would drop or change: {'; '.join(would_go)}."
+                " Put these into kubeadm-config (extraArgs, extraVolumes) or a kubeadm patches directory"
+                " (skewsafe_kubeadm_patches_dir), or accept the loss with skewsafe_accept_manifest_drift=true"
+            )
         missing = facts.get("missing_packages") or []
         if missing:
             problems.append(

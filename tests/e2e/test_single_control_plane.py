@@ -1,5 +1,8 @@
 """The one-control-plane shape (LAB_TOPOLOGY=single: sslab-cp1 and sslab-w1), one story in order.
 
+A flag added by hand to the kube-apiserver manifest stops mvp_enable before anything changes (drift: the
+next re-render would drop it); the same flag from a kubeadm patches directory survives the upgrade.
+
 `make test-lab` runs it (tier `shapes`, its own lab). With a single control plane there is no peer to
 proxy to: enabling MVP records --peer-ca-file in kubeadm-config for the control planes that join later
 but restarts nothing; the upgrade renders it on the way (kubeadm upgrade apply reads kubeadm-config) and
@@ -34,10 +37,50 @@ def test_the_lab_has_one_control_plane(lab):
     done["lab"] = True
 
 
-def test_mvp_enable_records_the_flag_and_restarts_nothing(lab):
+PATCHES = "/etc/kubernetes/skewsafe-e2e-patches"
+HAND_FLAG = "--profiling=false"
+# kubeadm --patches: a JSON patch for the kube-apiserver static Pod (file name <target>+json.json)
+PATCH = '[{"op": "add", "path": "/spec/containers/0/command/-", "value": "--profiling=false"}]'
+
+
+def _apiserver_has(lab, flag: str, present: bool):
+    def check():
+        pod = lab.kubectl("-n", "kube-system", "get", "pod", f"kube-apiserver-{CP}", "-o", "json", check=False)
+        if pod.returncode != 0:
+            return False
+        pod = json.loads(pod.stdout)
+        ready = [c["status"] for c in pod["status"].get("conditions", []) if c["type"] == "Ready"]
+        return (flag in pod["spec"]["containers"][0]["command"]) == present and ready == ["True"]
+
+    return check
+
+
+def test_a_hand_edited_manifest_stops_mvp_enable_before_anything_changes(lab):
     after("lab")
-    before = lab.manifest_digest(CP)
+    lab.node_exec(CP, "cp", MANIFEST, "/root/kube-apiserver.yaml.e2e")
+    lab.node_exec(CP, "sed", "-i", f"s#- --secure-port=6443#- --secure-port=6443\n    - {HAND_FLAG}#", MANIFEST)
+    lab.wait_for(_apiserver_has(lab, HAND_FLAG, True), 240, "kube-apiserver with the hand-added flag")
+    config_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
+    edited = lab.manifest_digest(CP)
+
     run = lab.playbook("mvp_enable")
+    print(f"\n[single: drift stop] rc={run.returncode} in {run.seconds:.0f}s")
+    assert run.returncode != 0, run.tail()
+    assert f"kube-apiserver: flag {HAND_FLAG}" in run.output and "Nothing was changed" in run.output, run.tail()
+    assert lab.manifest_digest(CP) == edited
+    after_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
+    assert after_rv == config_rv, "kubeadm-config was written although the run stopped"
+
+    # The same flag through a kubeadm patches directory is no drift (kubeadm renders it).
+    lab.node_exec(CP, "mkdir", "-p", PATCHES)
+    lab.node_exec(CP, "sh", "-c", f"printf '%s' '{PATCH}' > {PATCHES}/kube-apiserver+json.json")
+    done["patches"] = True
+
+
+def test_mvp_enable_records_the_flag_and_restarts_nothing(lab):
+    after("patches")
+    before = lab.manifest_digest(CP)
+    run = lab.playbook("mvp_enable", "-e", f"skewsafe_kubeadm_patches_dir={PATCHES}")
     print(f"\n[single: mvp_enable] rc={run.returncode} in {run.seconds:.0f}s")
     assert run.returncode == 0, run.tail()
     assert "is the only control plane" in run.output, run.tail()
@@ -45,14 +88,16 @@ def test_mvp_enable_records_the_flag_and_restarts_nothing(lab):
     config = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["data"]["ClusterConfiguration"]
     extra = yaml.safe_load(config)["apiServer"].get("extraArgs") or []
     assert {"name": "peer-ca-file", "value": PEER_CA} in extra, extra
-    rerun = lab.playbook("mvp_enable")
+    rerun = lab.playbook("mvp_enable", "-e", f"skewsafe_kubeadm_patches_dir={PATCHES}")
     assert rerun.returncode == 0 and rerun.recap()[CP]["changed"] == 0, rerun.tail()
     done["mvp"] = True
 
 
 def test_upgrade_renders_the_flag_and_passes_its_gate_in_steady_mode(lab):
     after("mvp")
-    run = lab.playbook("upgrade", "-e", f"skewsafe_kubernetes_version={NEW}")
+    run = lab.playbook(
+        "upgrade", "-e", f"skewsafe_kubernetes_version={NEW}", "-e", f"skewsafe_kubeadm_patches_dir={PATCHES}"
+    )
     print(f"\n[single: upgrade] rc={run.returncode} in {run.seconds:.0f}s")
     assert run.returncode == 0, run.tail()
     nodes = lab.nodes()
@@ -63,6 +108,7 @@ def test_upgrade_renders_the_flag_and_passes_its_gate_in_steady_mode(lab):
     assert not any(v["spec"].get("unschedulable") for v in nodes.values())
     manifest = lab.node_exec(CP, "cat", MANIFEST)
     assert f"--peer-ca-file={PEER_CA}" in manifest and f"kube-apiserver:v{NEW}" in manifest
+    assert f"- {HAND_FLAG}" in manifest, "the flag from the patches directory did not survive the upgrade"
     reports = sorted((lab.artifacts / "reports").glob("upgrade-*.json"))
     assert reports, "no report"
     report = json.loads(reports[-1].read_text())

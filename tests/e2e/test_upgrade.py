@@ -201,7 +201,9 @@ def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
     untouched = CONTROL_PLANES[1:] + WORKERS
     before = lab.snapshot_state()
 
-    run = lab.playbook("upgrade", "-e", TARGET)
+    # A hand edit is drift as well (a re-render would undo it); accepted here, so that the gate is what stops.
+    run = lab.playbook("upgrade", "-e", TARGET, "-e", "skewsafe_accept_manifest_drift=true")
+    assert f"flag --peer-ca-file: {WRONG_PEER_CA} -> {PEER_CA}" in run.output, run.tail()
     assert run.returncode != 0, run.tail()
     # The exact diagnosis: the broken server, the cause, what to do.
     diagnosis = f"{broken}: peer TLS fails"

@@ -63,6 +63,7 @@ def test_apiserver_endpoint_carries_the_identity_the_cluster_knows():
 
 
 def test_static_pod_reads_slurp_results_text_and_documents():
+    assert set(manifest.FilterModule().filters()) == {"static_pod", "manifest_drift"}
     static_pod = manifest.FilterModule().filters()["static_pod"]
     text = "spec:\n  containers:\n  - image: registry.k8s.io/kube-apiserver:v1.35.4\n    command: [kube-apiserver, --peer-ca-file=/p]\n"
     expected = {
@@ -108,3 +109,8 @@ def test_upgrade_left_to_do_is_registered_and_wraps_errors():
     assert left({"target": "1.37.2", "role": "worker", "kubelet": "v1.36.5"})["next_step"] == "kubeadm upgrade node"
     with pytest.raises(AnsibleFilterError, match=r"upgrade_left_to_do: kubelet is v1\.38\.0, newer than the target"):
         left({"target": "1.37.2", "role": "worker", "kubelet": "v1.38.0"})
+
+
+def test_manifest_drift_wraps_its_errors():
+    with pytest.raises(AnsibleFilterError, match="manifest_drift: the kubeadm dry run printed no manifest"):
+        manifest.manifest_drift("[upgrade] nothing", {"/etc/kubernetes/manifests/kube-apiserver.yaml": "kind: Pod"})

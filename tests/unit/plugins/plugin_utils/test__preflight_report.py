@@ -266,3 +266,21 @@ def test_report_names_the_snapshot_on_the_node_and_a_skipped_backup():
     assert "etcd snapshot: `/n/x.db` (sha256" in node_only
     skipped = markdown(build([], "1.37.2", etcd_backup={"skipped": True, "reason": "external etcd (https://e:2379)"}))
     assert "etcd snapshot: none taken by this run (external etcd (https://e:2379))" in skipped
+
+
+def test_manifest_drift_is_a_problem_unless_accepted(data):
+    drift = {
+        "compared": ["kube-apiserver"],
+        "lost": ["kube-apiserver: flag --audit-log-path=/var/log/audit.log"],
+        "altered": ["kube-scheduler: flag --bind-address: 0.0.0.0 -> 127.0.0.1"],
+        "accepted": False,
+    }
+    data["hosts"]["cp-2"]["manifest_drift"] = drift
+    problems = assess(data)["problems"]
+    assert len(problems) == 1 and problems[0].startswith("node cp-2: the live control-plane manifests differ")
+    assert "flag --audit-log-path=/var/log/audit.log; kube-scheduler: flag --bind-address" in problems[0]
+    assert "skewsafe_kubeadm_patches_dir" in problems[0]
+    drift["accepted"] = True
+    assert assess(data)["problems"] == []
+    data["hosts"]["cp-2"]["manifest_drift"] = {"compared": [], "lost": [], "altered": [], "skipped": "in progress"}
+    assert assess(data)["problems"] == []

@@ -1,0 +1,109 @@
+"""Drift between live control-plane manifests and kubeadm's own dry-run rendering.
+
+The fixtures are real: the stdout of `kubeadm upgrade node phase control-plane --dry-run` (v1.36.5, the
+lab's sslab-cp3, cluster objects it printed before the manifests trimmed) and the live manifests of that
+node at that moment.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._drift import DriftError, drift, parse_dryrun
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DRYRUN = (FIXTURES / "kubeadm-v1.36.5-upgrade-node-phase-control-plane-dry-run.txt").read_text()
+COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+
+def slurped(texts):
+    """What ansible.builtin.slurp with a loop registers."""
+    return {
+        "results": [
+            {
+                "item": name,
+                "source": f"/etc/kubernetes/manifests/{name}.yaml",
+                "content": base64.b64encode(text.encode()).decode(),
+            }
+            for name, text in texts.items()
+        ]
+    }
+
+
+def live(**edits):
+    texts = {name: (FIXTURES / "live-v1.36.5" / f"{name}.yaml").read_text() for name in COMPONENTS}
+    for name, edit in edits.items():
+        pod = yaml.safe_load(texts[name.replace("_", "-")])
+        edit(pod)
+        texts[name.replace("_", "-")] = yaml.safe_dump(pod)
+    return slurped(texts)
+
+
+def test_dry_run_output_holds_the_three_manifests():
+    files = parse_dryrun(DRYRUN)
+    assert sorted(files) == [f"/etc/kubernetes/manifests/{c}.yaml" for c in COMPONENTS]
+    for text in files.values():
+        assert yaml.safe_load(text)["kind"] == "Pod"
+
+
+def test_manifests_as_kubeadm_wrote_them_have_no_drift():
+    result = drift(DRYRUN, live())
+    assert result["compared"] == list(COMPONENTS)
+    assert result["lost"] == [] and result["altered"] == []
+
+
+def test_a_hand_added_flag_volume_and_mount_would_be_lost():
+    def encryption(pod):
+        container = pod["spec"]["containers"][0]
+        container["command"].append("--encryption-provider-config=/etc/kubernetes/enc/config.yaml")
+        container["volumeMounts"].append({"name": "enc", "mountPath": "/etc/kubernetes/enc", "readOnly": True})
+        pod["spec"]["volumes"].append({"name": "enc", "hostPath": {"path": "/etc/kubernetes/enc"}})
+
+    result = drift(DRYRUN, live(kube_apiserver=encryption))
+    assert result["lost"] == [
+        "kube-apiserver: flag --encryption-provider-config=/etc/kubernetes/enc/config.yaml",
+        "kube-apiserver: volume enc",
+        "kube-apiserver: mount enc:/etc/kubernetes/enc",
+    ]
+    assert result["altered"] == []
+
+
+def test_a_hand_changed_flag_is_named_with_both_values():
+    def verbose(pod):
+        command = pod["spec"]["containers"][0]["command"]
+        index = next(i for i, arg in enumerate(command) if arg.startswith("--bind-address="))
+        command[index] = "--bind-address=0.0.0.0"
+
+    result = drift(DRYRUN, live(kube_scheduler=verbose))
+    assert result["altered"] == ["kube-scheduler: flag --bind-address: 0.0.0.0 -> 127.0.0.1"]
+    assert result["components"]["kube-apiserver"] == {"lost": [], "altered": [], "added": []}
+
+
+def test_what_kubeadm_config_adds_is_not_drift():
+    def without_flag(pod):
+        command = pod["spec"]["containers"][0]["command"]
+        command[:] = [arg for arg in command if not arg.startswith("--allow-privileged")]
+
+    result = drift(DRYRUN, live(kube_apiserver=without_flag))
+    assert result["lost"] == [] and result["altered"] == []
+    assert result["components"]["kube-apiserver"]["added"] == ["flag --allow-privileged=true"]
+
+
+def test_a_dry_run_without_manifests_or_a_component_it_skipped_is_an_error():
+    with pytest.raises(DriftError, match="printed no manifest"):
+        drift("[upgrade] nothing\n", live())
+    texts = slurped({"etcd": "kind: Pod\nspec:\n  containers:\n  - image: registry.k8s.io/etcd:v1.36.5\n"})
+    with pytest.raises(DriftError, match="renders no etcd"):
+        drift(DRYRUN, texts)
+
+
+def test_nothing_is_compared_while_kubeadm_config_is_at_another_version():
+    """A rerun after `kubeadm upgrade apply` (kubeadm-config at the target) on a node still at the old version."""
+    ahead = DRYRUN.replace('to version "v1.36.5"', 'to version "v1.37.2"')
+    result = drift(ahead, live())
+    assert result["compared"] == [] and result["lost"] == [] and result["altered"] == []
+    assert result["skipped"] == "kubeadm-config is at v1.37.2, the manifests at v1.36.5 (an upgrade in progress)"
