@@ -33,7 +33,7 @@ D=$LAB_CACHE
 BINS=("$D/containerd-$CONTAINERD_VERSION/bin/containerd" "$D/containerd-$CONTAINERD_VERSION/bin/containerd-shim-runc-v2"
       "$D/containerd-$CONTAINERD_VERSION/bin/ctr" "$D/runc-$RUNC_VERSION/bin/runc" "$D/crictl-$CRICTL_VERSION/bin/crictl")
 for b in "${BINS[@]}"; do [ -x "$b" ] || die "$b missing: run lab/build-deps.sh"; done
-hash=$( { echo "$NODE_PKGS $PAUSE_IMAGE $NODE_SUITE $NODE_IMAGE_REV $CONTAINERD_VERSION $RUNC_VERSION $CRICTL_VERSION $CNI_PLUGINS_VERSION";
+hash=$( { echo "$NODE_PKGS $LAB_SSH_USER $PAUSE_IMAGE $NODE_SUITE $NODE_IMAGE_REV $CONTAINERD_VERSION $RUNC_VERSION $CRICTL_VERSION $CNI_PLUGINS_VERSION";
           cat "$0" "$LAB_DIR"/files/* "$SSH_DIR/id_ed25519.pub"; } | sha256sum | cut -c1-12)
 TAG="$LAB_NAME/node:$NODE_SUITE-$hash"
 OUT="$LAB_CACHE/node-images/$NODE_SUITE-$hash.tar"
@@ -81,10 +81,16 @@ else
   printf 'net.ipv4.ip_forward=1\nnet.ipv4.conf.all.rp_filter=0\nfs.inotify.max_user_watches=524288\nfs.inotify.max_user_instances=512\n' \
     >"$R/etc/sysctl.d/10-kubernetes.conf"
 
-  # ssh: per-node host keys (entrypoint), the lab key for root
+  # ssh: per-node host keys (entrypoint), the lab key for root and for $LAB_SSH_USER, the non-root user
+  # Ansible connects as (sudo without a password, as operators' nodes grant their automation user)
   rm -f "$R"/etc/ssh/ssh_host_*
   install -d -m 0700 "$R/root/.ssh"
   install -m 0600 "$SSH_DIR/id_ed25519.pub" "$R/root/.ssh/authorized_keys"
+  chroot "$R" useradd --create-home --shell /bin/bash --uid 1001 "$LAB_SSH_USER"
+  install -d -m 0700 -o 1001 -g 1001 "$R/home/$LAB_SSH_USER/.ssh"
+  install -m 0600 -o 1001 -g 1001 "$SSH_DIR/id_ed25519.pub" "$R/home/$LAB_SSH_USER/.ssh/authorized_keys"
+  printf '%s ALL=(ALL:ALL) NOPASSWD: ALL\n' "$LAB_SSH_USER" >"$R/etc/sudoers.d/$LAB_SSH_USER"
+  chmod 0440 "$R/etc/sudoers.d/$LAB_SSH_USER"
   # no Debian sources: nodes have no route out, so any would break `apt-get update`; the only
   # source is the lab repository (lab/install-k8s.sh writes sources.list.d/kubernetes.list)
   printf '# no Debian sources in the lab (no route out); see sources.list.d/kubernetes.list\n' >"$R/etc/apt/sources.list"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ansible and kubectl access to the running lab, from the host:
-#   $LAB_STATE/inventory.ini   groups kube_control_plane (cp1 first) and kube_workers; root over ssh
+#   $LAB_STATE/inventory.ini   groups kube_control_plane (cp1 first) and kube_workers; $LAB_SSH_USER (sudo) over ssh
 #                              with the lab key; the lab repository and its key fingerprint as skewsafe_package_repo_*
 #   $LAB_STATE/admin.conf      cp1's admin.conf (server = the LB, https://$LAB_LB_IP:6443)
 #   lab/inventory.sh [--check]   --check: kubectl get nodes through it, /readyz through the LB and
@@ -29,7 +29,9 @@ cp1=$(head -1 <<<"$cps" | cut -d' ' -f1)
   [ -z "$workers" ] || awk '{print $1, "ansible_host=" $2}' <<<"$workers"
   echo
   echo "[all:vars]"
-  echo "ansible_user=root"
+  # a non-root user with sudo, as operators run it: every node task goes through become
+  echo "ansible_user=$LAB_SSH_USER"
+  echo "ansible_become=true"
   echo "ansible_ssh_private_key_file=$LAB_CACHE/ssh/id_ed25519"
   echo "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
   echo "ansible_python_interpreter=/usr/bin/python3"

@@ -120,6 +120,26 @@ def _key_fingerprints(lab, node: str) -> list[str]:
     return [line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:")][:1]
 
 
+def test_nodes_are_reached_as_a_non_root_user_with_become(lab):
+    """The story below runs as operators run it: SSH as a user with sudo, every node task through become."""
+    inventory = lab.inventory.read_text()
+    assert "ansible_user=root" not in inventory and "ansible_become=true" in inventory, inventory
+
+    def ids(*extra):
+        out = subprocess.run(
+            ["ansible", "-i", str(lab.inventory), WORKERS[0], "-m", "ansible.builtin.command", "-a", "id -un", *extra],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout.strip().splitlines()[-1]
+
+    assert ids() == "root"
+    assert ids("-e", "ansible_become=false") not in ("root", "")
+
+
 def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
     """The lab repository is signed with its own key: a key that is not the expected one is refused before
     anything changes, and a keyring holding another key is replaced by the checked one."""
