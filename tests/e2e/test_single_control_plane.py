@@ -58,7 +58,7 @@ def _apiserver_has(lab, flag: str, present: bool):
 def test_a_hand_edited_manifest_stops_mvp_enable_before_anything_changes(lab):
     after("lab")
     lab.node_exec(CP, "cp", MANIFEST, "/root/kube-apiserver.yaml.e2e")
-    lab.node_exec(CP, "sed", "-i", f"s#- --secure-port=6443#- --secure-port=6443\n    - {HAND_FLAG}#", MANIFEST)
+    lab.node_exec(CP, "sed", "-i", f"s#- --secure-port=6443#- --secure-port=6443\\n    - {HAND_FLAG}#", MANIFEST)
     lab.wait_for(_apiserver_has(lab, HAND_FLAG, True), 240, "kube-apiserver with the hand-added flag")
     config_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
     edited = lab.manifest_digest(CP)
