@@ -23,6 +23,13 @@ def _ready(obj):
     return False
 
 
+def _same(version, target):
+    try:
+        return plan.parse(version) == plan.parse(target)
+    except plan.PlanError:
+        return False
+
+
 def _count(value, total):
     """An intOrString PDB field (``2`` or ``"50%"``) as a pod count; percentages round up like the API does."""
     if value is None:
@@ -110,6 +117,16 @@ def assess(data):
             f"to {max(apiserver_versions, key=plan.parse)} first"
         )
 
+    # A rerun after an interrupted upgrade: a control plane whose kube-apiserver already runs the target while
+    # others do not is mid-upgrade; its static Pods (and, while its kube-apiserver restarts, its Node) may not be
+    # Ready yet. The upgrade role finishes that node and waits until it is whole before anything else moves.
+    mid_upgrade = set()
+    if len(set(apiserver_versions)) > 1:
+        mid_upgrade = {
+            hosts[h].get("node_name") or h
+            for h in cps
+            if hosts[h].get("apiserver_version") and _same(hosts[h]["apiserver_version"], target)
+        }
     by_node = {n.get("metadata", {}).get("name"): n for n in data.get("nodes") or []}
     node_plans = []
     for host, facts in hosts.items():
@@ -117,6 +134,8 @@ def assess(data):
         obj = by_node.get(node)
         if obj is None:
             problems.append(f"node {node} ({host}): no Node object with that name")
+        elif not _ready(obj) and node in mid_upgrade:
+            pass
         elif not _ready(obj) and (obj.get("spec") or {}).get("unschedulable") is not True:
             problems.append(f"node {node}: not Ready")
         elif not _ready(obj):
@@ -153,6 +172,8 @@ def assess(data):
         )
 
     for pod in data.get("pods") or []:
+        if not _ready(pod) and (pod.get("spec") or {}).get("nodeName") in mid_upgrade:
+            continue
         if not _ready(pod):
             problems.append(f"pod kube-system/{pod.get('metadata', {}).get('name')}: not Ready")
 

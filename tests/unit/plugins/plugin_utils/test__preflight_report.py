@@ -284,3 +284,19 @@ def test_manifest_drift_is_a_problem_unless_accepted(data):
     assert assess(data)["problems"] == []
     data["hosts"]["cp-2"]["manifest_drift"] = {"compared": [], "lost": [], "altered": [], "skipped": "in progress"}
     assert assess(data)["problems"] == []
+
+
+def test_a_control_plane_mid_upgrade_may_be_restarting(data):
+    """Rerun right after a kill in `kubeadm upgrade apply`: cp-1's kube-apiserver runs the target and restarts,
+    its kubelet cannot report (Node Unknown, its Pods not Ready). Not a problem there; anywhere else it is."""
+    data["hosts"]["cp-1"]["apiserver_version"] = "v1.37.2"
+    data["nodes"][0] = node("cp-1", ready=False)
+    restarting = {"metadata": {"name": "kube-apiserver-cp-1"}, "spec": {"nodeName": "cp-1"}, "status": {}}
+    data["pods"].append(restarting)
+    assert assess(data)["problems"] == []
+    data["pods"].append({"metadata": {"name": "kube-apiserver-cp-2"}, "spec": {"nodeName": "cp-2"}, "status": {}})
+    data["nodes"][1] = node("cp-2", ready=False)
+    assert assess(data)["problems"] == ["node cp-2: not Ready", "pod kube-system/kube-apiserver-cp-2: not Ready"]
+    # not mid-upgrade (every control plane at one version): a not-Ready Pod is a problem again
+    data["hosts"]["cp-1"]["apiserver_version"] = "v1.36.5"
+    assert "pod kube-system/kube-apiserver-cp-1: not Ready" in assess(data)["problems"]
