@@ -151,6 +151,10 @@ def assess(data):
         for cert in facts.get("expiring_certs") or []:
             problems.append(f"node {node}: certificate {cert} expires within {data.get('cert_min_days', 30)} days")
         drift = facts.get("manifest_drift") or {}
+        if drift.get("patches_missing"):
+            problems.append(
+                f"node {node}: {drift.get('skipped')} (kubeadm fails on a --patches path that does not exist)"
+            )
         would_go = (drift.get("lost") or []) + (drift.get("altered") or [])
         if would_go and not drift.get("accepted"):
             problems.append(

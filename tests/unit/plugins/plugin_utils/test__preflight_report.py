@@ -300,3 +300,17 @@ def test_a_control_plane_mid_upgrade_may_be_restarting(data):
     # not mid-upgrade (every control plane at one version): a not-Ready Pod is a problem again
     data["hosts"]["cp-1"]["apiserver_version"] = "v1.36.5"
     assert "pod kube-system/kube-apiserver-cp-1: not Ready" in assess(data)["problems"]
+
+
+def test_a_patches_directory_missing_on_a_control_plane_is_a_problem(data):
+    data["hosts"]["cp-1"]["manifest_drift"] = {
+        "compared": [],
+        "lost": [],
+        "altered": [],
+        "patches_missing": True,
+        "skipped": "the kubeadm patches directory /etc/kubernetes/patches is missing",
+    }
+    assert assess(data)["problems"] == [
+        "node cp-1: the kubeadm patches directory /etc/kubernetes/patches is missing"
+        " (kubeadm fails on a --patches path that does not exist)"
+    ]
