@@ -158,13 +158,17 @@ def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
     assert lab.node_exec(node, "cat", "/etc/apt/sources.list.d/kubernetes.list") == sources
 
     # Another key in the keyring (a rotated or tampered key): fetched again, checked, replaced.
-    lab.node_exec(
-        node,
-        "bash",
-        "-ec",
-        "h=$(mktemp -d); GNUPGHOME=$h gpg --batch --quiet --passphrase '' --quick-gen-key other ed25519 sign 1d;"
-        f" GNUPGHOME=$h gpg --batch --export >{KEYRING}; rm -rf $h",
+    # made here (the node has gpg but no gpg-agent, which making a key needs), written into the node's keyring
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    gpg = ["gpg", "--batch", "--homedir", str(home)]
+    subprocess.run(
+        [*gpg, "--passphrase", "", "--quick-gen-key", "other <other@skewsafe.invalid>", "ed25519", "sign", "1d"],
+        check=True,
+        capture_output=True,
     )
+    other = base64.b64encode(subprocess.run([*gpg, "--export"], check=True, capture_output=True).stdout).decode()
+    lab.node_exec(node, "sh", "-c", f"echo {other} | base64 -d >{KEYRING}")
     assert _key_fingerprints(lab, node) != lab_key
     replaced = lab.playbook(str(play))
     assert replaced.returncode == 0, replaced.tail()
