@@ -34,6 +34,7 @@ versions=("$@")
 need cmd:dpkg-deb "apt-get install -y dpkg"
 need cmd:dpkg-scanpackages "apt-get install -y dpkg-dev"
 need cmd:gpg "apt-get install -y gpg"
+need cmd:gpg-agent "apt-get install -y gpg-agent"
 deps_checked
 
 # recipe hash: the packaging part of this script + lab/pkg/*; a change rebuilds every version's
