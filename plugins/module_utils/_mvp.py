@@ -114,7 +114,8 @@ CAUSES = {
         "peer TLS fails: a serving certificate does not verify against the peer CA (or, when blamed on a source "
         "whose peers verify fine from here, that source's --peer-ca-file is not the CA that signs them)",
         "--peer-ca-file must hold the CA that signs every kube-apiserver serving certificate; on kubeadm "
-        "clusters that is /etc/kubernetes/pki/ca.crt (not front-proxy-ca.crt).",
+        "clusters that is /etc/kubernetes/pki/ca.crt (not front-proxy-ca.crt). Then restart the other "
+        "kube-apiservers unchanged: a source stops retrying a peer after 20 failures.",
     ),
     "peer_san_missing": (
         "the server's certificate is not valid for kubernetes.default.svc, the name peers verify",
@@ -124,7 +125,8 @@ CAUSES = {
     "peer_unreachable": (
         "peers cannot connect to the address this server advertises",
         "Make the --advertise-address (or --peer-advertise-ip/--peer-advertise-port, set both or neither) "
-        "reachable from every control-plane node.",
+        "reachable from every control-plane node. Then restart the other kube-apiservers unchanged: a source "
+        "stops retrying a peer after 20 failures.",
     ),
     "proxy_client_rejected": (
         "a peer rejects this server's proxy client certificate",
