@@ -2,11 +2,12 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test test-lab host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench help
+.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
-	@echo "make test-lab      the lab scenarios outside make test (fault injection: kills and reruns; one control plane)"
+	@echo "make test-lab      the lab scenarios outside make test (fault injection: kills and reruns; one control plane; 1.35 path)"
+	@echo "make test-paths    only the upgrade-path lab: a cluster at 1.35.4 upgraded to 1.36.5 (PATH_FROM_VERSION)"
 	@echo "make host-deps     install the host's Debian packages (hack/host-packages.txt)"
 	@echo "make ee            build the execution environment image (ansible-builder; cached) and print its tag"
 	@echo "make k8s-bins      build the pinned upstream kubernetes/etcd binaries (cached by version)"
@@ -21,7 +22,10 @@ test:
 	hack/test.sh
 
 test-lab:
-	TIERS="setup host-deps binaries faults shapes" hack/test.sh
+	TIERS="setup host-deps binaries faults shapes paths" hack/test.sh
+
+test-paths:
+	TIERS="setup host-deps binaries paths" hack/test.sh
 
 host-deps:
 	hack/host-deps.sh install

@@ -6,8 +6,9 @@
 # tier, prints one summary line per tier and exits non-zero if any tier failed.
 #
 #   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
-#   TIERS="setup host-deps binaries faults shapes" hack/test.sh   the lab scenarios outside `make test`
-#                                         (`make test-lab`: the fault-injection story, about 40 min)
+#   TIERS="setup host-deps binaries faults shapes paths" hack/test.sh   the lab scenarios outside `make test`
+#                                         (`make test-lab`: the fault-injection story, about 40 min; the
+#                                         one-control-plane shape; the 1.35 -> 1.36 path, `make test-paths`)
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -223,7 +224,7 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane" -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not version_path" -rA -s
 }
 
 # Not in `make test` (CI budget): `make test-lab` runs it.
@@ -241,6 +242,19 @@ tier_shapes() {
     in_venv python -m pytest tests/e2e -m single_control_plane -rA -s
 }
 
+# Not in `make test` either: a lab that starts at another version (default: the oldest harness version,
+# 1.35.4) and is upgraded to K8S_OLD_VERSION. Its own lab; every command of the start version is built first.
+tier_paths() {
+  set -e
+  cd "$repo"
+  local from
+  from=${PATH_FROM_VERSION:-$(cd "$repo/tests/harness" && in_venv python -c \
+    'from skewsafe_harness.pins import pins; print(pins()["K8S_HARNESS_VERSIONS"].split()[0])')}
+  "$repo/hack/build-upstream.sh" "$from"
+  K8S_VERSION=$from PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
+    in_venv python -m pytest tests/e2e -m version_path -rA -s
+}
+
 run_tier setup tier_setup
 if [ "${status[setup]:-passed}" != passed ]; then
   log "setup failed: nothing else can run"
@@ -255,7 +269,7 @@ else
   run_tier docsite tier_docsite
   run_tier release tier_release
   run_tier binaries tier_binaries
-  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e faults:tier_faults shapes:tier_shapes; do
+  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e faults:tier_faults shapes:tier_shapes paths:tier_paths; do
     if [ "${status[binaries]:-passed}" = passed ] || [ "${t%%:*}" = newer-core ]; then
       run_tier "${t%%:*}" "${t#*:}"
     elif [[ " $TIERS " == *" ${t%%:*} "* ]]; then

@@ -10,7 +10,8 @@
 # 4. kubeadm init on cp1, control-plane joins one at a time, worker joins in parallel, pod routes
 # 5. waits for every node Ready and every kube-system pod Ready; writes inventory + admin.conf
 # Nodes: $LAB_NAME-cp<i> at 10.214.1.(LAB_CP_IP_BASE+i), $LAB_NAME-w<j> at 10.214.1.(LAB_WORKER_IP_BASE+j).
-# K8S_VERSION=X.Y.Z installs another version from the repository (default K8S_OLD_VERSION).
+# K8S_VERSION=X.Y.Z starts the lab at another version (default K8S_OLD_VERSION), e.g. 1.35.4 for the
+# 1.35 -> 1.36 and chained paths: its images and packages are built and loaded beside the pinned pair.
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -28,10 +29,12 @@ ncp=${1:-$def_cp} nw=${2:-$def_w} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
 T=(); tick() { T+=("$(printf '%-44s %4ss' "$1" $(( SECONDS - t_start )))"); log "--- $1 ($(( SECONDS - t_start ))s)"; }
 t_start=$SECONDS
 net=${LAB_SUBNET%.*}
+# every version the lab can be upgraded to from $kv, its own included (images and packages of each)
+mapfile -t lab_versions < <(printf '%s\n' "$kv" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION" | sort -uV)
 
 "$LAB_DIR/build-deps.sh"; tick build-deps
-"$LAB_DIR/build-images.sh" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; tick build-images
-"$LAB_DIR/build-debs.sh" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; tick "build-debs + repository"
+"$LAB_DIR/build-images.sh" "${lab_versions[@]}"; tick build-images
+"$LAB_DIR/build-debs.sh" "${lab_versions[@]}"; tick "build-debs + repository"
 "$LAB_DIR/dockerd.sh" start
 "$LAB_DIR/repo-server.sh" start; tick "dockerd + repository server"
 image=$("$LAB_DIR/build-node-image.sh" | tail -1); tick node-image
@@ -48,7 +51,7 @@ prep() { # NAME IP [--worker]
   "$LAB_DIR/run-node.sh" "$1" "$2" "$image"
   "$LAB_DIR/install-k8s.sh" "$1" "$kv"
   # shellcheck disable=SC2086  # $3 is empty or --worker
-  "$LAB_DIR/load-images.sh" ${3:-} "$1" "$kv" "$K8S_NEW_VERSION"
+  "$LAB_DIR/load-images.sh" ${3:-} "$1" "${lab_versions[@]}"
 }
 pids=()
 for i in "${!cps[@]}"; do prep "${cps[$i]}" "${cp_ips[$i]}" & pids+=($!); done
