@@ -212,8 +212,12 @@ tier_integration() {
       -q -p no:cacheprovider --durations=5 >"$logs/integration-$p.log" 2>&1 &
     if [ -n "${INTEGRATION_SERIAL:-}" ]; then wait $! || rc=1; else pids+=($!); fi
   done
+  # beside them: the component feature-gate table preflight uses, re-measured on the real binaries (~2 min)
+  in_venv python hack/feature_gates.py --check >"$logs/integration-feature-gates.log" 2>&1 &
+  pids+=($!)
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   for p in $pairs; do echo "=== harness pair $p"; cat "$logs/integration-$p.log"; done
+  echo "=== component feature gates"; cat "$logs/integration-feature-gates.log"
   return "$rc"
 }
 

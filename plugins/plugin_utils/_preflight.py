@@ -7,12 +7,18 @@
 
 from __future__ import annotations
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import (
+    FEATURE_GATES_ARG,
+    ExtraArgsError,
+    parse_feature_gates,
+)
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
     HAS_YAML,
     V1BETA4,
     KubeadmConfig,
     KubeadmConfigError,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _component_gates as component_gates
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 
@@ -81,9 +87,35 @@ def _kubeadm_config_problems(cfg_text, target, running=None):
             f"kubeadm-config: featureGates {', '.join(removed)} no longer exist in kubeadm {target} and would make "
             "it fail; remove them from the ClusterConfiguration first"
         )
+    problems += _component_gate_problems(config, target)
     mvp = config.mvp_problem(running)
     if mvp:
         problems.append(f"kubeadm-config: {mvp}")
+    return problems
+
+
+def _component_gate_problems(config, target):
+    """Feature gates in the components' extraArgs that the target components refuse (they would not start
+    after kubeadm renders them): found before the first change, with the way out."""
+    minor = plan.parse(target)[1]
+    if minor not in component_gates.MEASURED_MINORS:
+        return []
+    problems = []
+    options = {"apiServer": "feature_gates", "controllerManager": "controller_manager_feature_gates"}
+    for section, component in component_gates.SECTIONS.items():
+        option = options.get(section, "scheduler_feature_gates")
+        gates = {}
+        try:
+            for value in config.component_args(section).values(FEATURE_GATES_ARG):
+                gates.update(parse_feature_gates(value))
+        except ExtraArgsError as exc:
+            problems.append(f"kubeadm-config: {section}.extraArgs: {exc}")
+            continue
+        for why in component_gates.refused(component, gates, minor):
+            problems.append(
+                f"kubeadm-config: {section}.extraArgs feature-gates {why}; remove it from the ClusterConfiguration "
+                f"first (skewsafe.kubeadm.cluster_config with {option}: {{<gate>: null}})"
+            )
     return problems
 
 
