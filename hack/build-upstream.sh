@@ -2,8 +2,9 @@
 # Build real upstream Kubernetes and etcd binaries from the official Go modules.
 #
 #   hack/build-upstream.sh                  what `make test` needs: every command of the lab's
-#                                           K8S_OLD_VERSION and K8S_NEW_VERSION, and kube-apiserver
-#                                           and kubeadm of the other K8S_HARNESS_VERSIONS
+#                                           K8S_OLD_VERSION and K8S_NEW_VERSION, and kube-apiserver,
+#                                           kubeadm, kube-controller-manager and kube-scheduler of the
+#                                           other K8S_HARNESS_VERSIONS
 #   hack/build-upstream.sh VERSION ...       every command of these versions (a lab at VERSION)
 #
 # k8s.io/kubernetes is not meant to be a dependency: its go.mod points every
@@ -20,8 +21,9 @@ set -a; . "$here/versions.env"; set +a
 export GOTOOLCHAIN GOFLAGS=-mod=mod CGO_ENABLED=0
 CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}
 K8S_CMDS=(kube-apiserver kubeadm kubectl kubelet kube-controller-manager kube-scheduler kube-proxy)
-# What the harness runs of a version (tests/harness): kubeadm renders, kube-apiserver serves.
-HARNESS_CMDS=(kube-apiserver kubeadm)
+# What the harness runs of a version (tests/harness): kubeadm renders, kube-apiserver serves; the
+# controller-manager and scheduler only answer hack/feature_gates.py (which gates each version refuses).
+HARNESS_CMDS=(kube-apiserver kubeadm kube-controller-manager kube-scheduler)
 
 log() { printf '[build-upstream %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
