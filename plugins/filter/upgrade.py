@@ -73,6 +73,10 @@ def package_repo_url(version, kind, base_url=None):
     return f"{base_url or UPSTREAM_PACKAGE_REPO}/v1.{plan.parse(version)[1]}/{kind}/"
 
 
+def upgrade_path_hops(path, versions):
+    return plan.path_hops(path, versions)
+
+
 def mvp_feature_gates(version):
     return _version.mvp_feature_gates(version)
 
@@ -85,6 +89,7 @@ class FilterModule:
                 "kube_minor": kube_minor,
                 "package_repo_url": package_repo_url,
                 "mvp_feature_gates": mvp_feature_gates,
+                "upgrade_path_hops": upgrade_path_hops,
                 "apiserver_endpoint": apiserver_endpoint,
                 "preflight_assessment": preflight_assessment,
                 "upgrade_report": upgrade_report,

@@ -88,6 +88,38 @@ def node_plan(name, kubelet_version, target, role):
     return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": action}
 
 
+# Kubelets may run up to three minors behind kube-apiserver: no path is longer than that.
+MAX_PATH_HOPS = 3
+
+
+def path_hops(path, versions):
+    """The hops of ``path`` (versions, one per minor, oldest first) still to run, given the versions the cluster
+    runs (every kube-apiserver and every kubelet): a hop is passed once all of them run it or newer, so a rerun
+    starts at the hop that was interrupted. PlanError for a path that is not one minor per hop."""
+    if not isinstance(path, (list, tuple)) or not path:
+        raise PlanError(f"the upgrade path must be a non-empty list of versions like ['1.36.5', '1.37.2'], got {path!r}")
+    if len(path) > MAX_PATH_HOPS:
+        raise PlanError(
+            f"the upgrade path has {len(path)} hops; kubelets may be at most {MAX_PATH_HOPS} minors behind, so a path "
+            f"has at most {MAX_PATH_HOPS}"
+        )
+    hops = [parse(v) for v in path]
+    for before, after in zip(hops, hops[1:]):
+        if after[0] != before[0] or after[1] != before[1] + 1:
+            raise PlanError(f"the upgrade path goes {fmt(before)} -> {fmt(after)}: each hop must be the next minor")
+    running = [parse(v) for v in versions if v]
+    if not running:
+        raise PlanError("no kube-apiserver or kubelet reported a version")
+    oldest, newest = min(running), max(running)
+    if hops[0][1] > oldest[1] + 1:
+        raise PlanError(
+            f"the upgrade path starts at {fmt(hops[0])} but the cluster runs {fmt(oldest)}: start at 1.{oldest[1] + 1}"
+        )
+    if newest > hops[-1]:
+        raise PlanError(f"the cluster runs {fmt(newest)}, newer than the path's end {fmt(hops[-1])}")
+    return [fmt(h) for h in hops if h > oldest]
+
+
 def removed_gates(feature_gates, target):
     """Gates in ClusterConfiguration.featureGates that the target kubeadm no longer knows."""
     tgt_minor = parse(target)[1]

@@ -1,10 +1,12 @@
-"""Another upgrade path on the lab: a cluster at K8S_VERSION (e.g. 1.35.4) upgraded to the lab's pinned older
-version (1.36.5), one story in order. `make test-paths` runs it (tier paths, its own lab).
+"""Other upgrade paths on the lab: a cluster at K8S_VERSION (1.35.4) upgraded through every pinned minor after it
+in one run of the upgrade_path playbook (1.35.4 -> 1.36.5 -> 1.37.2), one story in order. `make test-paths` runs
+it (tier paths, its own lab).
 
-On 1.35 the Mixed Version Proxy is alpha: the upgrade's first change turns on the gate together with
---peer-ca-file on every 1.35 kube-apiserver (one without the other stops it from starting), then each control
-plane is upgraded behind the MVP gate with 1.35 servers as proxy sources (their rerouted counter has only a code
-label). The explicit gate stays in kubeadm-config afterwards: still valid on 1.36 and 1.37.
+Hop 1 is the upgrade playbook to 1.36.5 on a 1.35 cluster, where the Mixed Version Proxy is alpha: its first
+change turns on the gate together with --peer-ca-file on every 1.35 kube-apiserver (one without the other stops
+it from starting), then each control plane is upgraded behind the MVP gate with 1.35 servers as proxy sources
+(their rerouted counter has only a code label). Hop 2 is the pinned 1.36.5 -> 1.37.2 upgrade. The explicit gate
+stays in kubeadm-config: still valid on 1.36 and 1.37.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import os
 
 import pytest
 import yaml
-from conftest import CONTROL_PLANES, OLD, WORKERS
+from conftest import CONTROL_PLANES, NEW, OLD, WORKERS
 
 pytestmark = pytest.mark.version_path
 
 FROM = os.environ.get("K8S_VERSION", "")
-TARGET = OLD
+HOPS = [OLD, NEW]
+TARGET = HOPS[-1]
+PATH_VAR = json.dumps({"skewsafe_upgrade_path": HOPS})
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
 MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
 GATE = "UnknownVersionInteroperabilityProxy=true"
@@ -53,10 +57,10 @@ def test_check_mode_plans_the_path_and_writes_no_credential(lab, tmp_path):
     before = lab.snapshot_state()
     credentials = tmp_path / "credentials"
     run = lab.playbook(
-        "upgrade",
+        "upgrade_path",
         "--check",
         "-e",
-        f"skewsafe_kubernetes_version={TARGET}",
+        PATH_VAR,
         "-e",
         f"skewsafe_credentials_dir={credentials}",
         "-e",
@@ -64,16 +68,17 @@ def test_check_mode_plans_the_path_and_writes_no_credential(lab, tmp_path):
     )
     print(f"\n[path {FROM} -> {TARGET}: check mode] rc={run.returncode} in {run.seconds:.0f}s")
     assert run.returncode == 0, run.tail()
-    assert f"{FROM} -> {TARGET}" in run.output, run.tail()
+    # only the next hop is planned in check mode (the later ones start from its result)
+    assert f"{FROM} -> {HOPS[0]}" in run.output and f"hops left {', '.join(HOPS)}" in run.output, run.tail()
     assert not credentials.exists() or not any(credentials.iterdir()), list(credentials.iterdir())
     assert lab.snapshot_state() == before
     done["check"] = True
 
 
-def test_upgrade_enables_the_alpha_proxy_and_each_control_plane_passes_the_gate(lab):
+def test_the_path_enables_the_alpha_proxy_and_every_hop_passes_the_gate(lab):
     after("check")
-    run = lab.playbook("upgrade", "-e", f"skewsafe_kubernetes_version={TARGET}")
-    print(f"\n[path {FROM} -> {TARGET}: upgrade] rc={run.returncode} in {run.seconds:.0f}s")
+    run = lab.playbook("upgrade_path", "-e", PATH_VAR)
+    print(f"\n[path {FROM} -> {' -> '.join(HOPS)}: upgrade_path] rc={run.returncode} in {run.seconds:.0f}s")
     assert run.returncode == 0, run.tail()
 
     nodes = lab.nodes()
@@ -90,27 +95,30 @@ def test_upgrade_enables_the_alpha_proxy_and_each_control_plane_passes_the_gate(
     assert config["kubernetesVersion"] == f"v{TARGET}", config["kubernetesVersion"]
     extra = {a["name"]: a["value"] for a in config["apiServer"].get("extraArgs") or []}
     assert extra.get("peer-ca-file") == PEER_CA, extra
-    # what enable_mvp set on 1.35 (the gate is alpha there) stays: still a valid gate on the target
+    # what enable_mvp set on 1.35 (the gate is alpha there) stays: still a valid gate on every hop
     assert GATE in extra.get("feature-gates", ""), extra
     assert lab.json("get", "configmap", "before-path-upgrade")["data"] == {"created": "before"}
 
-    reports = sorted((lab.artifacts / "reports").glob("upgrade-*.json"))
-    assert reports, f"no report in {lab.artifacts / 'reports'}"
-    report = json.loads(reports[-1].read_text())
-    rows = {r["node"]: r for r in report["nodes"]}
+    # one report per hop, oldest first; in each, the first control plane's gate proved proxying from the
+    # servers still at the hop's start version (1.35 sources in hop 1)
+    reports = [json.loads(p.read_text()) for p in sorted((lab.artifacts / "reports").glob("upgrade-*.json"))]
+    assert [r["target"] for r in reports[-2:]] == HOPS, [r.get("target") for r in reports]
     first = CONTROL_PLANES[0]
-    # After the first control plane the others still run FROM: they are the proxy sources the gate proves.
-    assert rows[first]["action"] == "upgraded" and rows[first]["mvp"]["mode"] == "mixed", rows[first]
-    probes = rows[first]["mvp"]["probes"]
-    assert probes and all(p["status"] == 200 and p["status_local"] == 404 for p in probes), probes
-    assert all(rows[n]["action"] == "upgraded" for n in CONTROL_PLANES + WORKERS), rows
+    for report in reports[-2:]:
+        rows = {r["node"]: r for r in report["nodes"]}
+        assert all(rows[n]["action"] == "upgraded" for n in CONTROL_PLANES + WORKERS), rows
+        assert rows[first]["mvp"]["mode"] == "mixed", rows[first]
+        probes = rows[first]["mvp"]["probes"]
+        assert probes and all(p["status"] == 200 and p["status_local"] == 404 for p in probes), probes
+        print(f"[path hop to {report['target']}] {report.get('started')} -> {report.get('finished')}")
     done["upgraded"] = True
 
 
-def test_a_rerun_at_the_target_changes_nothing(lab):
+def test_a_rerun_of_the_path_changes_nothing(lab):
     after("upgraded")
     before = lab.snapshot_state()
-    run = lab.playbook("upgrade", "-e", f"skewsafe_kubernetes_version={TARGET}")
-    print(f"\n[path {FROM} -> {TARGET}: rerun] rc={run.returncode} in {run.seconds:.0f}s")
+    run = lab.playbook("upgrade_path", "-e", PATH_VAR)
+    print(f"\n[path rerun] rc={run.returncode} in {run.seconds:.0f}s")
     assert run.returncode == 0, run.tail()
+    assert "hops left none" in run.output, run.tail()
     assert lab.snapshot_state() == before

@@ -19,8 +19,11 @@ def test_filters_are_registered_and_wrap_errors():
         "apiserver_endpoint",
         "package_repo_url",
         "mvp_feature_gates",
+        "upgrade_path_hops",
     }
     assert filters["kube_minor"]("v1.37.2") == 37
+    with pytest.raises(AnsibleFilterError, match="each hop must be the next minor"):
+        filters["upgrade_path_hops"](["1.36.5", "1.38.0"], ["v1.35.4"])
     with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
         filters["kube_minor"]("latest")
 
