@@ -260,7 +260,7 @@ def check_versions(servers, mode):
         results.append(result("versions", None, False, f"versions {', '.join(versions)}", "version_skew"))
     if mode == "mixed" and len(versions) < 2:
         results.append(result("versions", None, False, f"mixed mode, but all servers run {versions}", "mode_mismatch"))
-    if mode == "steady" and len(versions) > 1:
+    if mode == "steady" and len(minors) > 1:
         results.append(
             result("versions", None, False, f"steady mode, but servers run {', '.join(versions)}", "mode_mismatch")
         )

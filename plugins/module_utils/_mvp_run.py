@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
@@ -94,8 +95,11 @@ def build_collector(params):
 def resolve_mode(requested, evidence):
     if requested != "auto":
         return requested
-    _old, new = roles([s for s in evidence["servers"] if not s.get("error")])
-    return "mixed" if new else "steady"
+    reachable = [s for s in evidence["servers"] if not s.get("error")]
+    _old, new = roles(reachable)
+    # Resources differ between minors, not between patch releases: a patch upgrade has nothing to proxy.
+    minors = {v[1] for v in (_version.triple(s.get("version")) for s in reachable) if v}
+    return "mixed" if new and len(minors) > 1 else "steady"
 
 
 def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=None):

@@ -97,7 +97,9 @@ def path_hops(path, versions):
     runs (every kube-apiserver and every kubelet): a hop is passed once all of them run it or newer, so a rerun
     starts at the hop that was interrupted. PlanError for a path that is not one minor per hop."""
     if not isinstance(path, (list, tuple)) or not path:
-        raise PlanError(f"the upgrade path must be a non-empty list of versions like ['1.36.5', '1.37.2'], got {path!r}")
+        raise PlanError(
+            f"the upgrade path must be a non-empty list of versions like ['1.36.5', '1.37.2'], got {path!r}"
+        )
     if len(path) > MAX_PATH_HOPS:
         raise PlanError(
             f"the upgrade path has {len(path)} hops; kubelets may be at most {MAX_PATH_HOPS} minors behind, so a path "

@@ -16,6 +16,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     roles,
     summarize,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import resolve_mode
 
 OLD_ONLY = {("", "v1", "pods"), ("apps", "v1", "deployments")}
 NEW_ONLY = ("storagemigration.k8s.io", "v1", "storageversionmigrations")
@@ -218,6 +219,21 @@ def test_version_skew_and_mode(healthy):
     healthy["servers"][2]["version"] = "v1.38.0"
     assert (None, "version_skew") in failing(evaluate(healthy, "mixed"))
     assert (None, "mode_mismatch") in failing(evaluate(healthy, "steady"))
+
+
+def test_a_patch_release_mix_is_steady(healthy):
+    # 1.37.1 and 1.37.2 serve the same resources: nothing to proxy, every server a source, no probes
+    for s, version in zip(healthy["servers"], ("v1.37.1", "v1.37.1", "v1.37.2")):
+        s["version"] = version
+        s["local"] = set(OLD_ONLY) | {NEW_ONLY}
+        s["merged"] = set(s["local"])
+    healthy["probes"] = []
+    assert failing(evaluate(healthy, "steady")) == set()
+    assert resolve_mode("auto", healthy) == "steady"
+    # different minors are never steady
+    healthy["servers"][2]["version"] = "v1.38.0"
+    assert (None, "mode_mismatch") in failing(evaluate(healthy, "steady"))
+    assert resolve_mode("auto", healthy) == "mixed"
 
 
 def test_errors_rising_against_baseline(healthy):
