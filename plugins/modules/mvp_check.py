@@ -51,7 +51,7 @@ options:
         the older servers must proxy, and the live probe runs on each of them.
       - V(steady) when all run one minor (patch releases of one minor serve the same resources, so a patch
         upgrade has nothing to proxy); every server must have MVP on, ready for the next upgrade.
-      - V(auto) picks from the versions found: V(mixed) only when they differ in the minor.
+      - V(auto) picks from the versions found, V(mixed) only when they differ in the minor.
     type: str
     choices: [auto, steady, mixed]
     default: auto
