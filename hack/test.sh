@@ -228,7 +228,7 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not version_path" -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not version_path and not patch_upgrade" -rA -s
 }
 
 # Not in `make test` (CI budget): `make test-lab` runs it.
@@ -251,12 +251,19 @@ tier_shapes() {
 tier_paths() {
   set -e
   cd "$repo"
-  local from
+  local from patch_from rc=0
   from=${PATH_FROM_VERSION:-$(cd "$repo/tests/harness" && in_venv python -c \
     'from skewsafe_harness.pins import pins; print(pins()["K8S_HARNESS_VERSIONS"].split()[0])')}
   "$repo/hack/build-upstream.sh" "$from"
   K8S_VERSION=$from PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
-    in_venv python -m pytest tests/e2e -m version_path -rA -s
+    in_venv python -m pytest tests/e2e -m version_path -rA -s || rc=1
+  # then a patch upgrade within the lab's older minor (K8S_PATCH_FROM_VERSION), in a lab of its own
+  patch_from=$(cd "$repo/tests/harness" && in_venv python -c \
+    'from skewsafe_harness.pins import pins; print(pins()["K8S_PATCH_FROM_VERSION"])')
+  "$repo/hack/build-upstream.sh" "$patch_from"
+  K8S_VERSION=$patch_from PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
+    in_venv python -m pytest tests/e2e -m patch_upgrade -rA -s || rc=1
+  return "$rc"
 }
 
 run_tier setup tier_setup
