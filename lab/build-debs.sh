@@ -168,4 +168,6 @@ for kv in "${versions[@]}"; do
   minors+=("${kv%.*}")
 done
 for m in $(printf '%s\n' "${minors[@]}" | sort -uV); do index_minor "$m"; done
+# signing started a gpg-agent for the key's home: not left running after the build
+gpgconf --homedir "$KEYDIR/home" --kill gpg-agent 2>/dev/null || true
 log "all done in $((SECONDS - start))s"

@@ -172,11 +172,15 @@ def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
     gpg = ["gpg", "--batch", "--homedir", str(home)]
-    subprocess.run(
-        [*gpg, "--passphrase", "", "--quick-gen-key", "other <other@skewsafe.invalid>", "ed25519", "sign", "1d"],
-        check=True,
-        capture_output=True,
-    )
+    try:
+        subprocess.run(
+            [*gpg, "--passphrase", "", "--quick-gen-key", "other <other@skewsafe.invalid>", "ed25519", "sign", "1d"],
+            check=True,
+            capture_output=True,
+        )
+    finally:
+        if shutil.which("gpgconf"):  # the agent that making the key started is not left running
+            subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], check=False)
     other = base64.b64encode(subprocess.run([*gpg, "--export"], check=True, capture_output=True).stdout).decode()
     lab.node_exec(node, "sh", "-c", f"echo {other} | base64 -d >{KEYRING}")
     assert _key_fingerprints(lab, node) != lab_key

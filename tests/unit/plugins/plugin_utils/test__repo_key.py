@@ -118,7 +118,12 @@ def test_real_gpg_listing_of_a_generated_key(tmp_path):
     def run(*args):
         return subprocess.run([gpg, "--batch", *args], env=env, check=True, capture_output=True)
 
-    run("--passphrase", "", "--quick-gen-key", "unit <unit@skewsafe.invalid>", "ed25519", "sign", "1d")
+    try:
+        run("--passphrase", "", "--quick-gen-key", "unit <unit@skewsafe.invalid>", "ed25519", "sign", "1d")
+    finally:
+        # making a key starts a gpg-agent for this home: it must not outlive the test
+        if shutil.which("gpgconf"):
+            subprocess.run(["gpgconf", "--homedir", env["GNUPGHOME"], "--kill", "gpg-agent"], check=False)
     (tmp_path / "key.asc").write_bytes(run("--armor", "--export").stdout)
     run("--dearmor", "-o", str(tmp_path / "key.gpg"), str(tmp_path / "key.asc"))
     for name in ("key.asc", "key.gpg"):
