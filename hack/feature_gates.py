@@ -63,8 +63,8 @@ def candidates(versions: list[str]) -> set[str]:
     return names
 
 
-def probe(version: str, component: str, gate: str, value: str) -> str:
-    """'ok', 'unknown' or 'locked:<value>' for one --feature-gates setting."""
+def probe(version: str, component: str, gate: str, value: str) -> tuple[str, bool]:
+    """('ok' | 'unknown' | 'locked:<value>', whether the component warned that the gate is GA or deprecated)."""
     result = subprocess.run(
         [binary(version, component), f"--feature-gates={gate}={value}", "--version"],
         capture_output=True,
@@ -72,22 +72,30 @@ def probe(version: str, component: str, gate: str, value: str) -> str:
         timeout=60,
         check=False,
     )
-    if result.returncode == 0:
-        return "ok"
     err = result.stderr
+    warned = "setting GA feature gate" in err or "setting deprecated feature gate" in err
+    if result.returncode == 0:
+        return "ok", warned
     if "unrecognized feature gate" in err:
-        return "unknown"
+        return "unknown", False
     locked = LOCKED.search(err)
     if locked and gate in err:
-        return f"locked:{locked.group(1)}"
-    return "ok"  # known, refused for another reason (e.g. a dependency on a gate that is off)
+        return f"locked:{locked.group(1)}", warned
+    return "ok", warned  # known, refused for another reason (e.g. a dependency on a gate that is off)
 
 
 def measure(versions: list[str]) -> dict:
     names = sorted(candidates(versions))
-    jobs = [(v, c, g, val) for v in versions for c in COMPONENTS for g in names for val in ("true", "false")]
+    # =true for every gate; =false only where =true warned (GA or deprecated: the gates that can be locked),
+    # since alpha and beta gates take both values. About half the runs of probing both everywhere.
+    jobs = [(v, c, g, "true") for v in versions for c in COMPONENTS for g in names]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        results = dict(zip(jobs, pool.map(lambda j: probe(*j), jobs)))
+        first = dict(zip(jobs, pool.map(lambda j: probe(*j), jobs)))
+        again = [(v, c, g, "false") for (v, c, g, _t), (_s, warned) in first.items() if warned]
+        second = dict(zip(again, pool.map(lambda j: probe(*j), again)))
+    results = {job: status for job, (status, _w) in {**first, **second}.items()}
+    for v, c, g, _t in jobs:
+        results.setdefault((v, c, g, "false"), "ok")
     removed: dict[str, dict[int, list[str]]] = {}
     locked: dict[str, dict[int, dict[str, bool]]] = {}
     for component in COMPONENTS:
