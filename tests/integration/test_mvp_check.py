@@ -192,15 +192,6 @@ def test_check_mode_runs_the_check(cluster, ansible_module, pair):
     assert result["passed"] and result["attempts"] == 1
 
 
-@only_pairs([LAB_PAIR], "the lab's versions")
-def test_kubeconfig_given_as_a_mapping(cluster, ansible_module, pair):
-    # what the playbooks pass in check mode: admin.conf read into memory, never written on the controller
-    mapping = yaml.safe_load(cluster.kubeconfig.read_text())
-    result = check(ansible_module, cluster, kubeconfig=mapping, success_threshold=1)
-    assert result["passed"], result["msg"]
-    assert "client-key-data" not in json.dumps(result.get("invocation", {})), "the kubeconfig leaked into the result"
-
-
 def test_steady_mode_is_refused_while_mixed(cluster, ansible_module):
     result = check(ansible_module, cluster, mode="steady", wait_timeout=10)
     assert not result["passed"]
