@@ -13,12 +13,11 @@ class ModuleDocFragment:
 options:
   kubeconfig:
     description:
-      - Path to a kubeconfig file, or the kubeconfig's content as a mapping (as kubernetes.core accepts it; the
-        playbooks pass admin.conf this way in check mode so that nothing is written on the controller).
+      - Path to a kubeconfig file.
       - When neither O(kubeconfig) nor O(host) is given, C(/etc/kubernetes/admin.conf) is used if it exists
         (a kubeadm control-plane node), then C(~/.kube/config), then the in-cluster service account.
       - Falls back to the E(K8S_AUTH_KUBECONFIG) environment variable.
-    type: raw
+    type: path
   context:
     description:
       - The kubeconfig context to use. Falls back to E(K8S_AUTH_CONTEXT).

@@ -15,8 +15,7 @@ from ansible.module_utils.basic import env_fallback
 # Kubernetes credential and existing module_defaults work unchanged.
 # Mirrors plugins/doc_fragments/_auth.py.
 AUTH_ARG_SPEC = {
-    # a path or the kubeconfig's content as a mapping (held in memory): no_log like kubernetes.core's
-    "kubeconfig": {"type": "raw", "no_log": True, "fallback": (env_fallback, ["K8S_AUTH_KUBECONFIG"])},
+    "kubeconfig": {"type": "path", "fallback": (env_fallback, ["K8S_AUTH_KUBECONFIG"])},
     "context": {"type": "str", "fallback": (env_fallback, ["K8S_AUTH_CONTEXT"])},
     "host": {"type": "str", "fallback": (env_fallback, ["K8S_AUTH_HOST"])},
     "api_key": {"type": "str", "no_log": True, "fallback": (env_fallback, ["K8S_AUTH_API_KEY"])},

@@ -63,36 +63,15 @@ def missing_library_message():
 
 
 def resolve_kubeconfig(params):
-    """The kubeconfig to use (a path, or its content as a mapping), or None for host/token or in-cluster settings."""
-    kubeconfig = params.get("kubeconfig")
-    if isinstance(kubeconfig, dict):
-        return kubeconfig
-    if kubeconfig:
-        return os.path.expanduser(str(kubeconfig))
+    """The kubeconfig to use, or None for host/token or in-cluster settings."""
+    if params.get("kubeconfig"):
+        return params["kubeconfig"]
     if params.get("host"):
         return None
     if os.path.exists(KUBEADM_ADMIN_KUBECONFIG):
         return KUBEADM_ADMIN_KUBECONFIG
     default = os.path.expanduser("~/.kube/config")
     return default if os.path.exists(default) else None
-
-
-def _load_kubeconfig(kubeconfig, context, configuration):
-    # A mapping is a kubeconfig held in memory (never written to disk by the caller): what kubernetes.core accepts.
-    if isinstance(kubeconfig, dict):
-        try:
-            k8s_config.load_kube_config_from_dict(
-                config_dict=kubeconfig, context=context, client_configuration=configuration
-            )
-        except Exception as exc:  # the loader raises several unrelated types
-            raise ClientError(f"cannot load the kubeconfig given as a mapping: {exc}") from exc
-        return
-    if not os.path.exists(kubeconfig):
-        raise ClientError(f"kubeconfig {kubeconfig} does not exist")
-    try:
-        k8s_config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
-    except Exception as exc:  # the loader raises several unrelated types
-        raise ClientError(f"cannot load kubeconfig {kubeconfig}: {exc}") from exc
 
 
 def load_configuration(params):
@@ -105,7 +84,14 @@ def load_configuration(params):
     kubeconfig = resolve_kubeconfig(params)
     configuration = k8s_client.Configuration()
     if kubeconfig:
-        _load_kubeconfig(kubeconfig, params.get("context"), configuration)
+        if not os.path.exists(kubeconfig):
+            raise ClientError(f"kubeconfig {kubeconfig} does not exist")
+        try:
+            k8s_config.load_kube_config(
+                config_file=kubeconfig, context=params.get("context"), client_configuration=configuration
+            )
+        except Exception as exc:  # the loader raises several unrelated types
+            raise ClientError(f"cannot load kubeconfig {kubeconfig}: {exc}") from exc
     elif not params.get("host"):
         try:
             k8s_config.load_incluster_config(client_configuration=configuration)
@@ -116,8 +102,7 @@ def load_configuration(params):
             ) from exc
     if configuration.verify_ssl is False:
         raise ClientError(
-            f"the kubeconfig {'given as a mapping' if isinstance(kubeconfig, dict) else kubeconfig} sets "
-            "insecure-skip-tls-verify; skewsafe.kubeadm never turns TLS "
+            f"the kubeconfig {kubeconfig} sets insecure-skip-tls-verify; skewsafe.kubeadm never turns TLS "
             "verification off. Give the cluster CA with ca_cert."
         )
     if params.get("host"):

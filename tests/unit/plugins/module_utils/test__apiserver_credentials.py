@@ -145,23 +145,3 @@ def test_real_transport_failures_are_classified_from_urllib3s_own_words():
         silent.listen(1)
         stalled = client.get(f"https://127.0.0.1:{silent.getsockname()[1]}", "/version")
     assert classify_endpoint_error(stalled.status, stalled.error) == "endpoint_timeout", stalled.error
-
-
-def test_kubeconfig_as_a_mapping_is_loaded_from_memory(tmp_path):
-    # what the playbooks pass in check mode: admin.conf's content, never written on the controller
-    doc = yaml.safe_load(open(kubeconfig(tmp_path, {"token": "in-memory"})).read())
-    creds = Credentials.from_params({"kubeconfig": doc})
-    assert creds.token == "in-memory" and creds.host == "https://10.0.0.1:6443"
-
-
-def test_kubeconfig_mapping_that_turns_tls_off_is_refused(tmp_path):
-    doc = yaml.safe_load(open(kubeconfig(tmp_path, {"token": "t"})).read())
-    doc["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
-    with pytest.raises(ClientError, match="given as a mapping sets insecure-skip-tls-verify"):
-        Credentials.from_params({"kubeconfig": doc})
-
-
-def test_kubeconfig_path_with_a_tilde_is_expanded(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))
-    kubeconfig(tmp_path, {"token": "home"})
-    assert Credentials.from_params({"kubeconfig": "~/kubeconfig"}).token == "home"
