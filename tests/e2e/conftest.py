@@ -93,6 +93,21 @@ class Lab:
         manifest = self.node_exec(node, "cat", "/etc/kubernetes/manifests/kube-apiserver.yaml")
         return _manifest.summary(_manifest.load(manifest))["version"]
 
+    def apiserver_runs_with(self, node: str, flag: str, present: bool = True):
+        """A predicate for wait_for: the kube-apiserver Pod of `node` has (or lacks) `flag`, has started, is Ready."""
+
+        def check():
+            pod = self.kubectl("-n", "kube-system", "get", "pod", f"kube-apiserver-{node}", "-o", "json", check=False)
+            if pod.returncode != 0:
+                return False
+            pod = json.loads(pod.stdout)
+            command = _manifest.container(pod)["command"]
+            ready = [c["status"] for c in pod.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
+            statuses = pod.get("status", {}).get("containerStatuses", [])
+            return (flag in command) == present and ready == ["True"] and bool(statuses and statuses[0].get("started"))
+
+        return check
+
     def nodes(self) -> dict[str, dict]:
         return {n["metadata"]["name"]: n for n in self.json("get", "nodes")["items"]}
 

@@ -43,23 +43,11 @@ HAND_FLAG = "--profiling=false"
 PATCH = '[{"op": "add", "path": "/spec/containers/0/command/-", "value": "--profiling=false"}]'
 
 
-def _apiserver_has(lab, flag: str, present: bool):
-    def check():
-        pod = lab.kubectl("-n", "kube-system", "get", "pod", f"kube-apiserver-{CP}", "-o", "json", check=False)
-        if pod.returncode != 0:
-            return False
-        pod = json.loads(pod.stdout)
-        ready = [c["status"] for c in pod["status"].get("conditions", []) if c["type"] == "Ready"]
-        return (flag in pod["spec"]["containers"][0]["command"]) == present and ready == ["True"]
-
-    return check
-
-
 def test_a_hand_edited_manifest_stops_mvp_enable_before_anything_changes(lab):
     after("lab")
     lab.node_exec(CP, "cp", MANIFEST, "/root/kube-apiserver.yaml.e2e")
     lab.node_exec(CP, "sed", "-i", f"s#- --secure-port=6443#- --secure-port=6443\\n    - {HAND_FLAG}#", MANIFEST)
-    lab.wait_for(_apiserver_has(lab, HAND_FLAG, True), 240, "kube-apiserver with the hand-added flag")
+    lab.wait_for(lab.apiserver_runs_with(CP, HAND_FLAG), 240, "kube-apiserver with the hand-added flag")
     config_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
     edited = lab.manifest_digest(CP)
 

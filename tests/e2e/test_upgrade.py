@@ -23,8 +23,6 @@ import pytest
 from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, ReadyWatcher, etcd_bin
 from health_sampler import Sampler, lab_control_planes, summarize
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
-
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
 WRONG_PEER_CA = "/etc/kubernetes/pki/front-proxy-ca.crt"
 MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
@@ -203,27 +201,15 @@ def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     done["mvp"] = True
 
 
-def _apiserver_running_with(lab, node: str, peer_ca: str):
-    def check():
-        pod = lab.kubectl("-n", "kube-system", "get", "pod", f"kube-apiserver-{node}", "-o", "json", check=False)
-        if pod.returncode != 0:
-            return False
-        pod = json.loads(pod.stdout)
-        command = _manifest.container(pod)["command"]
-        ready = [c["status"] for c in pod.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
-        statuses = pod.get("status", {}).get("containerStatuses", [])
-        return f"--peer-ca-file={peer_ca}" in command and ready == ["True"] and statuses and statuses[0].get("started")
-
-    return check
-
-
 def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
     after("mvp")
     broken = CONTROL_PLANES[2]
     lab.node_exec(broken, "cp", MANIFEST, "/root/kube-apiserver.yaml.e2e")
     lab.node_exec(broken, "sed", "-i", f"s#--peer-ca-file={PEER_CA}#--peer-ca-file={WRONG_PEER_CA}#", MANIFEST)
     lab.wait_for(
-        _apiserver_running_with(lab, broken, WRONG_PEER_CA), 240, f"kube-apiserver on {broken} with the wrong CA"
+        lab.apiserver_runs_with(broken, f"--peer-ca-file={WRONG_PEER_CA}"),
+        240,
+        f"kube-apiserver on {broken} with the wrong CA",
     )
     time.sleep(10)  # let its peer discovery sync fail at least once
     untouched = CONTROL_PLANES[1:] + WORKERS
@@ -250,7 +236,9 @@ def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
     assert not any(s[2] for s in state.values()), f"a node was left cordoned: {state}"
 
     lab.node_exec(broken, "cp", "/root/kube-apiserver.yaml.e2e", MANIFEST)
-    lab.wait_for(_apiserver_running_with(lab, broken, PEER_CA), 240, f"kube-apiserver on {broken} repaired")
+    lab.wait_for(
+        lab.apiserver_runs_with(broken, f"--peer-ca-file={PEER_CA}"), 240, f"kube-apiserver on {broken} repaired"
+    )
     done["gate"] = True
 
 
