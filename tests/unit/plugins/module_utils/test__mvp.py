@@ -135,6 +135,29 @@ def test_gate_off_on_destination_is_blamed_on_destination(healthy):
     assert found == {("cp-3", "gate_off")}
 
 
+def test_gate_off_on_a_server_not_enabled_yet_passes_while_enabling_one_by_one():
+    # 1.35, mvp_enable after the first control plane: its gate and --peer-ca-file are on, the others
+    # still run kubeadm's defaults (gate off), and nothing proxies to them in this round.
+    ev = {
+        "servers": [
+            server("cp-1", "v1.35.4", 1, hooks=HOOKS_OK_135),
+            server("cp-2", "v1.35.4", 2, hooks={}),
+            server("cp-3", "v1.35.4", 3, hooks={}),
+        ],
+        "leases": [lease("cp-1", 1), lease("cp-2", 2, address=False), lease("cp-3", 3, address=False)],
+        "peer_tls": {},
+        "requestheader": {},
+        "probes": [],
+    }
+    assert failing(evaluate(ev, "steady", sources=["cp-1"])) == set()
+    assert failing(evaluate(ev, "steady")) >= {("cp-2", "gate_off"), ("cp-3", "gate_off")}
+
+
+def test_gate_off_on_the_new_server_fails_with_sources_given_in_mixed_mode(healthy):
+    healthy["leases"][2]["peer_address"] = None
+    assert ("cp-3", "gate_off") in failing(evaluate(healthy, "mixed", sources=["cp-1"]))
+
+
 @pytest.mark.parametrize(
     "error, cause",
     [
