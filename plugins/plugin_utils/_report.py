@@ -21,9 +21,11 @@ def _seconds(started, finished):
 
 def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None):
     """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict."""
-    rows = []
+    rows, want = [], str(target).lstrip("v")
     for node in nodes or []:
-        if not node:
+        # A row for another target is a fact left by an earlier hop of the same run (upgrade_path.yml)
+        # on a host this hop never reached: it says nothing about this upgrade.
+        if not node or (node.get("to") and str(node["to"]).lstrip("v") != want):
             continue
         row = dict(node)
         row["seconds"] = _seconds(node.get("started"), node.get("finished"))

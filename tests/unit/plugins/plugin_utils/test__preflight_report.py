@@ -162,6 +162,17 @@ def test_report_and_markdown():
     assert "left cordoned (cordoned before the run, not by skewsafe.kubeadm): w-2" in text
 
 
+def test_report_leaves_out_rows_of_an_earlier_hop():
+    # upgrade_path.yml: hop 1.36.5 recorded cp-2, hop 1.37.2 stopped before reaching it.
+    nodes = [
+        {"node": "cp-1", "role": "first control plane", "from": "v1.36.5", "to": "v1.37.2", "action": "upgraded"},
+        {"node": "cp-2", "role": "control plane", "from": "v1.35.4", "to": "v1.36.5", "action": "upgraded"},
+    ]
+    report = build(nodes, "1.37.2")
+    assert [r["node"] for r in report["nodes"]] == ["cp-1"] and report["upgraded"] == ["cp-1"]
+    assert "| cp-2 |" not in markdown(report)
+
+
 def test_disruption_budgets_that_never_allow_an_eviction_are_named(data):
     def pdb(name, spec, allowed, expected):
         return {
