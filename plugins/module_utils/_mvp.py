@@ -105,6 +105,11 @@ CAUSES = {
         "two API servers share one identity lease (the same host name)",
         "Give every control-plane node a unique host name, then restart kube-apiserver on them.",
     ),
+    "endpoint_unreachable_here": (
+        "the API server runs (it renews its identity lease) but does not answer from where the check runs",
+        "Look at the path from the controller to that endpoint (route, firewall, NAT, a bastion) before blaming "
+        "the server; give endpoints the controller can reach. If it is restarting, this clears within a minute.",
+    ),
     "crashed_peer": (
         "an API server that stopped without shutting down is still listed by its identity lease",
         "Requests for resources only it served get 503 until the lease is garbage-collected (up to 1 h). Restart "
@@ -321,8 +326,19 @@ def check_identity_leases(servers, leases, judged=None):
             continue
         owners.setdefault(lease["name"], []).append(s["name"])
         age = lease.get("renew_age")
-        if s.get("error"):
-            # Since 1.35 a graceful shutdown deletes the lease: a lease left behind means a crash.
+        if s.get("error") and age is not None and age <= STALE_LEASE_SECONDS:
+            # It renews its lease (every 10 s), so it runs: the path from here is what fails, not the server.
+            results.append(
+                result(
+                    "identity_leases",
+                    s["name"],
+                    False,
+                    f"{_address(s)} does not answer from here, but lease {lease['name']} was renewed {age:.0f}s ago",
+                    "endpoint_unreachable_here",
+                )
+            )
+        elif s.get("error"):
+            # Since 1.35 a graceful shutdown deletes the lease: a lease left behind and not renewed means a crash.
             results.append(
                 result(
                     "identity_leases",

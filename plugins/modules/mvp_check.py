@@ -26,7 +26,8 @@ description:
     errors while checking)."
   - "Causes it names: no C(--peer-ca-file); wrong peer CA; certificate without C(kubernetes.default.svc);
     unreachable or wrong advertise address; proxy client certificate rejected; gate off (1.35 default);
-    crashed server still listed; host name over 63 bytes or duplicated; version skew."
+    crashed server still listed (its lease no longer renewed); a server that renews its lease but does not answer
+    from the controller (the path from here, not the server); host name over 63 bytes or duplicated; version skew."
   - TLS verification is never turned off.
 author:
   - skewsafe developers (@skewsafe)

@@ -203,10 +203,23 @@ def test_crashed_peer_still_listed(healthy):
     for key in ("version", "ready", "hooks", "metrics", "local", "merged"):
         dead.pop(key)
     dead["error"] = "Connection refused"
+    healthy["leases"][2]["renew_age"] = 60.0  # not renewed since the crash
     healthy["probes"] = [probe("cp-1", status=503, body="Error getting ip and port info of the remote server")]
     found = failing(evaluate(healthy, "mixed"))
     assert ("cp-3", "crashed_peer") in found
     assert ("cp-1", "crashed_peer") in found
+
+
+def test_a_server_that_renews_its_lease_but_does_not_answer_here_is_not_called_crashed(healthy):
+    # A controller on another network: the server runs (fresh lease), only the path from here fails.
+    far = healthy["servers"][2]
+    for key in ("version", "ready", "hooks", "metrics", "local", "merged"):
+        far.pop(key)
+    far["error"], far["error_kind"] = "timed out", "unreachable_endpoint"
+    results = evaluate(healthy, "mixed")
+    assert ("cp-3", "endpoint_unreachable_here") in failing(results)
+    assert ("cp-3", "crashed_peer") not in failing(results)
+    assert "from where the check runs" in summarize(results)
 
 
 def test_stale_lease_without_endpoint_is_a_crashed_peer(healthy):
