@@ -15,8 +15,6 @@ one chosen server, which the typed client does not offer. TLS is always verified
 from __future__ import annotations
 
 import json
-import socket
-import ssl
 import time
 
 try:
@@ -27,9 +25,6 @@ except ImportError:  # pragma: no cover - reported by the callers
     HAS_URLLIB3 = False
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError, load_configuration
-
-# The host name every kube-apiserver uses to verify its peers (hard-coded in kube-apiserver).
-PEER_SERVER_NAME = "kubernetes.default.svc"
 
 
 class Credentials:
@@ -141,22 +136,3 @@ class ApiServerClient:
 def _reason(exc):
     reason = getattr(exc, "reason", None)
     return str(reason or exc)
-
-
-def peer_tls_handshake(host, port, peer_ca_file, timeout=5.0):
-    """Do what a peer kube-apiserver does: TLS with SNI kubernetes.default.svc, verified against the peer CA.
-
-    Returns ``None`` on success, else the error text.
-    """
-    try:
-        context = ssl.create_default_context(cafile=peer_ca_file)
-    except (OSError, ssl.SSLError) as exc:
-        return f"cannot load peer CA {peer_ca_file}: {exc}"
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-            with context.wrap_socket(sock, server_hostname=PEER_SERVER_NAME):
-                return None
-    except ssl.SSLCertVerificationError as exc:
-        return f"certificate verify failed: {exc.verify_message}"
-    except (OSError, ssl.SSLError) as exc:
-        return str(exc)

@@ -489,8 +489,9 @@ def check_peer_tls(servers, peer_tls):
                 )
             )
         else:
+            where = f" from {', '.join(probe['from'])}" if probe.get("from") else ""
             results.append(
-                result("peer_tls", s["name"], True, f"{probe['address']} verified as kubernetes.default.svc")
+                result("peer_tls", s["name"], True, f"{probe['address']} verified as kubernetes.default.svc{where}")
             )
     return results
 

@@ -33,6 +33,7 @@ MVP_CHECK_ARG_SPEC = {
     "success_threshold": {"type": "int", "default": 2},
     "fail_fast": {"type": "bool", "default": True},
     "proxy_sources": {"type": "list", "elements": "str"},
+    "peer_dials": {"type": "list", "elements": "dict"},
 }
 
 
@@ -54,6 +55,26 @@ def with_defaults(params):
     for name, spec in {**APISERVERS_ARG_SPEC, **MVP_CHECK_ARG_SPEC}.items():
         if out.get(name) is None and "default" in spec:
             out[name] = spec["default"]
+    return out
+
+
+def normalize_peer_dials(raw):
+    """apiserver_peer_dial_info results (``{node, dials: [{address, error}]}``, one per node), or ValueError;
+    None when not given (the controller dials then)."""
+    if raw is None:
+        return None
+    out = []
+    for item in raw:
+        dials = item.get("dials") if isinstance(item, dict) else None
+        if not isinstance(dials, list) or not all(
+            isinstance(d, dict) and isinstance(d.get("address"), str) for d in dials
+        ):
+            raise ValueError(
+                f"peer_dials entry {item!r} must be an apiserver_peer_dial_info result: a mapping with 'dials', "
+                "a list of {address, error}"
+            )
+        node = str(item.get("node") or item.get("item") or f"node {len(out) + 1}")
+        out.append({"node": node, "dials": [{"address": d["address"], "error": d.get("error")} for d in dials]})
     return out
 
 

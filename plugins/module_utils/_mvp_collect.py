@@ -12,7 +12,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote, urlsplit
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import peer_tls_handshake
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import (
     ACCEPT_V2,
     ACCEPT_V2_NOPEER,
@@ -30,6 +29,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     match_leases,
     roles,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._peer_dial import peer_tls_handshake
 
 IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=" + quote(IDENTITY_SELECTOR)
@@ -128,8 +128,12 @@ def rerouted_total(metrics, gvr, code="200"):
 class Collector:
     """One round of evidence per call; ``client`` is an ``ApiServerClient``."""
 
-    def __init__(self, client, peer_ca_file=None, probe_limit=2, front_proxy_client=None, metrics_timeout=None):
+    def __init__(
+        self, client, peer_ca_file=None, probe_limit=2, front_proxy_client=None, metrics_timeout=None, peer_dials=None
+    ):
         self.client = client
+        # what the control-plane nodes saw dialling their peers (apiserver_peer_dial_info); None: dial from here
+        self.peer_dials = peer_dials
         # /metrics of a busy server is megabytes: a slow download must not pass for "not proxied"
         self.metrics_timeout = metrics_timeout or max(15.0, 3 * float(getattr(client, "timeout", 5.0)))
         self.peer_ca_file = peer_ca_file
@@ -284,16 +288,34 @@ class Collector:
                     s["advertise_address"] = advertised[s["node_name"]]
         matched, _extra = match_leases(servers, leases)
         evidence = {"servers": servers, "leases": leases, "peer_tls": {}, "requestheader": {}, "probes": []}
+        from_nodes = peer_tls_from_dials(servers, matched, self.peer_dials or [])
+        evidence["peer_tls"].update(from_nodes)
         for server in servers:
             if server.get("error"):
                 continue
-            if self.peer_ca_file:
+            if self.peer_ca_file and server["name"] not in from_nodes:
                 evidence["peer_tls"][server["name"]] = self.peer_tls(server, matched.get(server["name"]))
             if self.front_proxy_client is not None:
                 evidence["requestheader"][server["name"]] = self.requestheader(server)
         if mode == "mixed":
             evidence["probes"] = self.probes(servers)
         return evidence
+
+
+def peer_tls_from_dials(servers, matched, peer_dials):
+    """``{server name: {"address", "error", "from"}}`` for each server whose lease address the nodes dialled.
+
+    Servers the controller cannot reach are judged too: the path between peers does not depend on it.
+    """
+    out = {}
+    for s in servers:
+        address = (matched.get(s["name"]) or {}).get("peer_address")
+        seen = [(d["node"], e["error"]) for d in peer_dials for e in d["dials"] if address and e["address"] == address]
+        if not seen:
+            continue
+        errors = [f"from {node}: {error}" for node, error in seen if error]
+        out[s["name"]] = {"address": address, "error": "; ".join(errors) or None, "from": [n for n, _e in seen]}
+    return out
 
 
 def public(evidence):

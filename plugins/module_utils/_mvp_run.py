@@ -19,7 +19,11 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     roles,
     summarize,
 )
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import normalize_endpoints, with_defaults
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import (
+    normalize_endpoints,
+    normalize_peer_dials,
+    with_defaults,
+)
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError, Collector, public
 
 # Causes that no amount of waiting fixes: stop early when they persist.
@@ -52,6 +56,7 @@ def build_collector(params):
     params = with_defaults(params)
     try:
         endpoints = normalize_endpoints(params.get("endpoints"))
+        peer_dials = normalize_peer_dials(params.get("peer_dials"))
     except ValueError as exc:
         raise RunError(str(exc)) from exc
     if params["probe_limit"] < 1:
@@ -77,6 +82,7 @@ def build_collector(params):
         peer_ca_file=params.get("peer_ca_file") or creds.ca_file,
         probe_limit=params["probe_limit"],
         front_proxy_client=front,
+        peer_dials=peer_dials,
     )
     if not endpoints:
         if not creds.host:

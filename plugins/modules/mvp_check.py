@@ -85,6 +85,18 @@ options:
         are still checked for leases, TLS and reachability.
     type: list
     elements: str
+  peer_dials:
+    description:
+      - What the control-plane nodes saw dialling their peers - the registered results of
+        M(skewsafe.kubeadm.apiserver_peer_dial_info), one per node (a loop's C(results) list fits as it is).
+      - When given, the C(peer_tls) check judges each server by the dials made to its lease's peer address from the
+        nodes, also for a server this controller cannot reach, and the controller does not dial the peer addresses
+        itself (it only needs the API endpoints). A failure names the node it was seen from. A server no node
+        dialled is still dialled from here.
+      - The collection's roles pass it; without it the controller dials, which is only right when it shares the
+        peers' network.
+    type: list
+    elements: dict
   fail_fast:
     description:
       - Stop before O(wait_timeout) when a cause that waiting cannot fix (for example no C(--peer-ca-file) on a

@@ -101,8 +101,15 @@ class AnsibleRunner:
         self.count = 0
 
     def __call__(
-        self, module: str, args: dict, check: bool = False, diff: bool = False, env: dict | None = None
+        self,
+        module: str,
+        args: dict,
+        check: bool = False,
+        diff: bool = False,
+        env: dict | None = None,
+        netns: str | None = None,
     ) -> dict:
+        """``netns``: run inside that network namespace (where the harness's API servers are: "on a node")."""
         self.count += 1
         out = self.tmp / f"result-{self.count}.json"
         playbook = self.tmp / f"play-{self.count}.yml"
@@ -131,7 +138,8 @@ class AnsibleRunner:
                 ]
             )
         )
-        cmd = [
+        cmd = ["ip", "netns", "exec", netns] if netns else []
+        cmd += [
             "ansible-playbook",
             "-i",
             "localhost,",

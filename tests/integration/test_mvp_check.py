@@ -368,6 +368,24 @@ def test_unreachable_advertise_address(cluster, ansible_module, broken):
     assert ("cp-3", "peer_unreachable") in causes(result), result["msg"]
 
 
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_unreachable_advertise_address_seen_from_the_nodes(cluster, ansible_module, broken, pair):
+    # The same fault, judged from where peers dial (the roles pass the nodes' dials): the node is named.
+    nowhere = cluster.network.address(200)
+    broken("cp-3", args={"advertise-address": nowhere})
+    dials = ansible_module(
+        "skewsafe.kubeadm.apiserver_peer_dial_info",
+        {"peers": [f"{nowhere}:6443"], "peer_ca_file": str(cluster.ca_file), "wait_timeout": 0, "timeout": 3},
+        netns=cluster.network.netns,
+    )
+    assert dials["dials"][0]["error"], dials
+    result = check(ansible_module, cluster, wait_timeout=30, peer_dials=[dials])
+    assert not result["passed"]
+    assert ("cp-3", "peer_unreachable") in causes(result), result["msg"]
+    failed = [r["detail"] for r in result["failed_checks"] if r["check"] == "peer_tls"]
+    assert any(f"from {dials['node']}: " in d for d in failed), failed
+
+
 def test_proxy_client_certificate_rejected(cluster, ansible_module, broken):
     broken("cp-3", args={"requestheader-allowed-names": "not-front-proxy-client"})
     result = check(ansible_module, cluster, wait_timeout=30)

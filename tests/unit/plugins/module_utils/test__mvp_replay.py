@@ -148,3 +148,59 @@ def test_recorded_metrics_that_cannot_be_read_are_not_blamed_on_the_proxy(record
     _evidence, results, _n = run(recording, responses)
     assert ("cp-1", "metrics_unavailable") in failing(results)
     assert ("cp-1", "proxy_not_counted") not in failing(results)
+
+
+def lease_addresses(recording):
+    leases = next(v for k, v in recording["responses"].items() if "/leases?" in k)[0]
+    items = json.loads(leases["body"])["items"]
+    return {
+        item["metadata"]["labels"]["kubernetes.io/hostname"]: item["metadata"]["annotations"][
+            _mvp_collect.PEER_ADDRESS_ANNOTATION
+        ]
+        for item in items
+    }
+
+
+def node_dials(recording, errors=None):
+    """What apiserver_peer_dial_info on each node returns; ``errors``: {(node, peer host name): text}."""
+    addresses = lease_addresses(recording)
+    return [
+        {
+            "node": node,
+            "dials": [{"address": a, "error": (errors or {}).get((node, peer))} for peer, a in addresses.items()],
+        }
+        for node in sorted(addresses)
+    ]
+
+
+def run_with_dials(recording, responses, dials, mode="mixed"):
+    # A peer CA is set: without the nodes' dials the controller would dial (a real socket) and the test would fail.
+    collector = Collector(ReplayClient(responses), peer_ca_file="/nonexistent/ca.crt", probe_limit=2, peer_dials=dials)
+    evidence = collector.collect(recording["endpoints"], mode)
+    return evidence, evaluate(evidence, mode)
+
+
+def test_the_nodes_dials_judge_peer_tls_and_name_the_node(recording, responses):
+    evidence, results = run_with_dials(recording, responses, node_dials(recording))
+    assert failing(results) == set()
+    assert evidence["peer_tls"]["cp-3"]["from"] == ["cp-1", "cp-2", "cp-3"]
+    passed = {r["server"]: r["detail"] for r in results if r["check"] == "peer_tls"}
+    assert passed["cp-3"].endswith("verified as kubernetes.default.svc from cp-1, cp-2, cp-3")
+
+    _evidence, results = run_with_dials(
+        recording, copy.deepcopy(recording["responses"]), node_dials(recording, {("cp-1", "cp-3"): "timed out"})
+    )
+    assert ("cp-3", "peer_unreachable") in failing(results)
+    detail = next(r["detail"] for r in results if r["check"] == "peer_tls" and not r["passed"])
+    assert "from cp-1: timed out" in detail
+
+
+def test_a_server_only_the_controller_cannot_reach_is_judged_by_the_nodes(recording, responses):
+    cp3 = endpoint(recording, "cp-3")
+    for key in [k for k in responses if k.startswith(cp3)]:
+        del responses[key]  # the controller's requests to cp-3 fail; the nodes reach it
+    evidence, results = run_with_dials(recording, responses, node_dials(recording))
+    assert evidence["peer_tls"]["cp-3"]["error"] is None
+    found = failing(results)
+    assert ("cp-3", "endpoint_unreachable_here") in found
+    assert not any(cause in ("crashed_peer", "peer_unreachable") for _s, cause in found), found

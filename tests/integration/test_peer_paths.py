@@ -1,0 +1,113 @@
+"""The MVP gate judges the peer paths from the control-plane nodes, not from the controller.
+
+A controller on another network (a bastion, AWX in another cluster) reaches the API servers at
+addresses of its own and cannot reach the addresses they advertise to each other. The harness
+shows it: each server also answers at an alias address (in its certificate's SANs), host routes cut
+the controller off from the advertise addresses, and the peers (one network namespace) still reach
+each other. apiserver_peer_dial_info runs inside that namespace, as on a node.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+from conftest import LAB_PAIR, only_pairs, peer_ca_hook
+
+ALIAS_OFFSET = 100
+
+
+def alias(harness, name):
+    return harness.network.address(ALIAS_OFFSET + harness.servers[name].host_number)
+
+
+def cert_sans_hook(ansible_module):
+    """MVP on (as the other tests), plus the alias addresses in each serving certificate."""
+    mvp = peer_ca_hook(ansible_module)
+
+    def hook(server, path):
+        mvp(server, path)
+        docs = list(yaml.safe_load_all(path.read_text()))
+        for doc in docs:
+            if doc.get("kind") == "ClusterConfiguration":
+                prefix = server.address.rsplit(".", 1)[0]
+                # every alias: kubeadm's certSANs are cluster-wide
+                doc.setdefault("apiServer", {})["certSANs"] = [f"{prefix}.{ALIAS_OFFSET + n}" for n in range(1, 10)]
+        path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+    return hook
+
+
+@pytest.fixture(scope="module")
+def far_controller(harness_factory, ansible_module, pair, tmp_path_factory):
+    """A mixed harness the controller reaches only at the alias addresses, with its kubeconfig."""
+    harness = harness_factory(pair.servers(), config_hook=cert_sans_hook(ansible_module))
+    netns = harness.network.netns
+    for name in harness.servers:
+        subprocess.run(["ip", "-n", netns, "addr", "add", f"{alias(harness, name)}/24", "dev", "eth0"], check=True)
+    config = yaml.safe_load(harness.kubeconfig.read_text())
+    config["clusters"][0]["cluster"]["server"] = f"https://{alias(harness, 'cp-1')}:6443"
+    kubeconfig = tmp_path_factory.mktemp("far") / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    routes = [["unreachable", f"{s.address}/32"] for s in harness.servers.values()]
+    for route in routes:
+        subprocess.run(["ip", "route", "add", *route], check=True)
+    try:
+        yield harness, kubeconfig
+    finally:
+        for route in routes:
+            subprocess.run(["ip", "route", "del", *route], check=False)
+
+
+def endpoints(harness):
+    return [{"name": name, "url": f"https://{alias(harness, name)}:6443"} for name in harness.servers]
+
+
+def dials_from_the_nodes(ansible_module, harness, kubeconfig):
+    leases = ansible_module(
+        "kubernetes.core.k8s_info",
+        {
+            "kubeconfig": str(kubeconfig),
+            "api_version": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "namespace": "kube-system",
+            "label_selectors": ["apiserver.kubernetes.io/identity=kube-apiserver"],
+        },
+    )
+    assert not leases.get("failed"), leases
+    peers = [item["metadata"]["annotations"]["kubernetes.io/peer-advertise-address"] for item in leases["resources"]]
+    assert len(peers) == len(harness.servers), peers
+    result = ansible_module(
+        "skewsafe.kubeadm.apiserver_peer_dial_info",
+        {"peers": peers, "peer_ca_file": str(harness.ca_file), "wait_timeout": 20},
+        netns=harness.network.netns,
+    )
+    assert not result.get("failed"), result
+    return result
+
+
+def gate(ansible_module, kubeconfig, harness, **extra):
+    args = {"kubeconfig": str(kubeconfig), "endpoints": endpoints(harness), "wait_timeout": 60, "wait_sleep": 2}
+    return ansible_module("skewsafe.kubeadm.mvp_check", {**args, **extra})
+
+
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_the_gate_passes_from_where_peers_dial(far_controller, ansible_module, pair):
+    harness, kubeconfig = far_controller
+    dials = dials_from_the_nodes(ansible_module, harness, kubeconfig)
+    assert dials["verified"], dials
+    result = gate(ansible_module, kubeconfig, harness, peer_dials=[dials])
+    assert result["passed"], result["msg"]
+    assert result["mode"] == "mixed"
+    details = [r["detail"] for r in result["checks"] if r["check"] == "peer_tls"]
+    assert len(details) == 3 and all(f"from {dials['node']}" in d for d in details), details
+
+
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_dialled_from_the_controller_the_same_cluster_looks_broken(far_controller, ansible_module, pair):
+    # What the gate said before it dialled from the nodes: every peer blamed for the controller's network.
+    harness, kubeconfig = far_controller
+    result = gate(ansible_module, kubeconfig, harness, wait_timeout=10)
+    assert not result["passed"]
+    assert {c for _s, c in {(r["server"], r["cause"]) for r in result["failed_checks"]}} == {"peer_unreachable"}
