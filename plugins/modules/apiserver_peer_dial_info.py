@@ -12,10 +12,11 @@ version_added: 0.2.0
 description:
   - Runs on a control-plane node and opens a TLS connection to each given peer address (the C(host:port) of a
     kube-apiserver identity lease's peer-advertise annotation) with the server name C(kubernetes.default.svc),
-    verified against the peer CA: the path and the check a proxying kube-apiserver on this node uses.
-  - Run it on every control-plane node and give the results to M(skewsafe.kubeadm.mvp_check) as O(skewsafe.kubeadm.mvp_check#module:peer_dials):
-    the gate then judges the peer paths from where peers dial, not from the controller (a bastion or an AWX
-    execution environment on another network cannot reach the advertise addresses, and need not).
+    verified against the peer CA - the path and the check a proxying kube-apiserver on this node uses.
+  - Run it on every control-plane node and give the results to M(skewsafe.kubeadm.mvp_check) as
+    O(skewsafe.kubeadm.mvp_check#module:peer_dials). The gate then judges the peer paths from where peers dial, not
+    from the controller (a bastion or an AWX execution environment on another network cannot reach the advertise
+    addresses, and need not).
   - A failing address is dialled again until O(wait_timeout) (a peer that restarts refuses for a few seconds).
     It never fails on a dial error; the errors are returned for the gate to judge.
   - Read-only. Standard library only, nothing to install on the node.
