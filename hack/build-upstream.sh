@@ -133,7 +133,8 @@ MOD
     esac
   done
   rmdir "$out.tmp"
-  "$out/etcd" --version | grep -q "etcd Version: $ev" || die "etcd binary does not report $ev"
+  # not grep -q: it exits at the first match, etcd gets SIGPIPE on its next line and pipefail fails the check
+  "$out/etcd" --version | grep "etcd Version: $ev" >/dev/null || die "etcd binary does not report $ev"
   log "etcd v$ev: done"
 }
 

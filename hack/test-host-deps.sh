@@ -44,7 +44,7 @@ cleanup() {
   local i
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}" || true; done
   # never across a mount point: a bind mount still attached (/dev, the checkout) must survive
-  if findmnt -rn -o TARGET | grep -q "^$root/"; then
+  if findmnt -rn -o TARGET | grep "^$root/" >/dev/null; then  # not -q: SIGPIPE under pipefail
     log "WARNING: mounts left under $root; not removing it"
   else
     rm -rf --one-file-system "$root"

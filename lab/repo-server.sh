@@ -18,7 +18,7 @@ start() {
   need cmd:ip "apt-get install -y iproute2"
   deps_checked
   [ -f "$LAB_CACHE/repo/v${K8S_OLD_VERSION%.*}/deb/Packages" ] || die "no repository: run lab/build-debs.sh"
-  ip -4 addr show | grep -q "inet $LAB_GATEWAY/" || die "$LAB_GATEWAY is not on this host: lab/dockerd.sh start"
+  ip -4 addr show | grep "inet $LAB_GATEWAY/" >/dev/null || die "$LAB_GATEWAY is not on this host: lab/dockerd.sh start"
   if running; then log "already serving $URL (pid $(cat "$PIDFILE"))"; return; fi
   mkdir -p "$LAB_STATE"
   # own session: the server outlives the shell (and the process group) that started it
