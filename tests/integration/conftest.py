@@ -86,7 +86,7 @@ def only_pairs(pairs, needs: str):
 
 
 def _require_tools():
-    missing = [tool for tool in ("ansible-playbook", "ip", "unshare") if shutil.which(tool) is None]
+    missing = [tool for tool in ("ansible-playbook", "ip", "unshare", "iptables") if shutil.which(tool) is None]
     if missing:
         pytest.fail(f"integration tests need {', '.join(missing)} on PATH (run them through 'make test')")
     if not os.environ.get("ANSIBLE_COLLECTIONS_PATH"):

@@ -2,9 +2,10 @@
 
 A controller on another network (a bastion, AWX in another cluster) reaches the API servers at
 addresses of its own and cannot reach the addresses they advertise to each other. The harness
-shows it: each server also answers at an alias address (in its certificate's SANs), host routes cut
-the controller off from the advertise addresses, and the peers (one network namespace) still reach
-each other. apiserver_peer_dial_info runs inside that namespace, as on a node.
+shows it: each server also answers at an alias address, NATed to it inside the harness's network
+namespace (each server binds only its own address there) and in its certificate's SANs; host
+routes cut the controller off from the advertise addresses, and the peers (one network namespace)
+still reach each other. apiserver_peer_dial_info runs inside that namespace, as on a node.
 """
 
 from __future__ import annotations
@@ -44,8 +45,12 @@ def far_controller(harness_factory, ansible_module, pair, tmp_path_factory):
     """A mixed harness the controller reaches only at the alias addresses, with its kubeconfig."""
     harness = harness_factory(pair.servers(), config_hook=cert_sans_hook(ansible_module))
     netns = harness.network.netns
-    for name in harness.servers:
+    for name, server in harness.servers.items():
         subprocess.run(["ip", "-n", netns, "addr", "add", f"{alias(harness, name)}/24", "dev", "eth0"], check=True)
+        nat = ["-t", "nat", "-A", "PREROUTING", "-d", f"{alias(harness, name)}/32", "-p", "tcp", "--dport", "6443"]
+        nat += ["-j", "DNAT", "--to-destination", f"{server.address}:6443"]
+        # rules of the harness's own namespace: they go with it at teardown
+        subprocess.run(["ip", "netns", "exec", netns, "iptables", *nat], check=True)
     config = yaml.safe_load(harness.kubeconfig.read_text())
     config["clusters"][0]["cluster"]["server"] = f"https://{alias(harness, 'cp-1')}:6443"
     kubeconfig = tmp_path_factory.mktemp("far") / "kubeconfig"
