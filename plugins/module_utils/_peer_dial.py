@@ -43,17 +43,24 @@ def peer_tls_handshake(host, port, peer_ca_file, timeout=5.0):
         return str(exc)
 
 
-def dial_peers(addresses, peer_ca_file, timeout=5.0, wait_timeout=0.0, wait_sleep=2.0, handshake=None, clock=None):
+def dial_peers(
+    addresses,
+    peer_ca_file,
+    timeout=5.0,
+    wait_timeout=0.0,
+    wait_sleep=2.0,
+    handshake=peer_tls_handshake,
+    sleep=time.sleep,
+    clock=time.monotonic,
+):
     """Dial each address; redial the failing ones until all verify or ``wait_timeout`` seconds passed
     (a peer that restarts refuses for a few seconds). Returns ``[{"address", "error"}]`` in input order."""
-    handshake = handshake or peer_tls_handshake
-    clock = clock or time
-    started = clock.monotonic()
+    started = clock()
     errors = dict.fromkeys(addresses, "not dialled")
     while True:
         for address in [a for a, error in errors.items() if error]:
             host, port = split_address(address)
             errors[address] = handshake(host, port, peer_ca_file, timeout)
-        if not any(errors.values()) or clock.monotonic() - started + wait_sleep > wait_timeout:
+        if not any(errors.values()) or clock() - started + wait_sleep > wait_timeout:
             return [{"address": a, "error": errors[a]} for a in addresses]
-        clock.sleep(wait_sleep)
+        sleep(wait_sleep)

@@ -87,3 +87,16 @@ def whole_node(tag=NEW):
     }
     pods = [pod_for(c, manifests[c]) for c in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")]
     return manifests, pods
+
+
+class FakeClock:
+    """``clock()`` and ``clock.sleep(s)`` for code that takes ``sleep`` and ``clock`` callables: sleeping advances it."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import FakeClock
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp_run
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_HOOKS
@@ -48,21 +49,10 @@ class FakeCollector:
         return answer
 
 
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 def run(monkeypatch, rounds, **params):
     collector = FakeCollector(rounds)
     monkeypatch.setattr(_mvp_run, "build_collector", lambda p: (collector, [{"url": "https://10.0.0.1:6443"}]))
-    clock = Clock()
+    clock = FakeClock()
     base = {"mode": "steady", "wait_timeout": 60, "wait_sleep": 5, "success_threshold": 2, "fail_fast": True}
     base.update(params)
     lines = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import FakeClock
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import normalize_peer_dials
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._peer_dial import (
@@ -10,17 +11,6 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._peer_dial import
     peer_tls_handshake,
     split_address,
 )
-
-
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def monotonic(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 @pytest.mark.parametrize(
@@ -40,14 +30,19 @@ def test_a_peer_that_restarts_is_dialled_again_until_it_answers():
         queue = answers[f"{host}:{port}"]
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
-    dials = dial_peers(["a:1", "b:2"], "ca", wait_timeout=30, wait_sleep=2, handshake=handshake, clock=Clock())
+    clock = FakeClock()
+    dials = dial_peers(
+        ["a:1", "b:2"], "ca", wait_timeout=30, wait_sleep=2, handshake=handshake, sleep=clock.sleep, clock=clock
+    )
     assert dials == [{"address": "a:1", "error": None}, {"address": "b:2", "error": None}]
     assert calls == ["a:1", "b:2", "a:1", "a:1"]  # a verified peer is not dialled again
 
 
 def test_a_peer_that_never_answers_is_reported_after_the_wait():
-    clock = Clock()
-    dials = dial_peers(["a:1"], "ca", wait_timeout=10, wait_sleep=2, handshake=lambda *a: "timed out", clock=clock)
+    clock = FakeClock()
+    dials = dial_peers(
+        ["a:1"], "ca", wait_timeout=10, wait_sleep=2, handshake=lambda *a: "timed out", sleep=clock.sleep, clock=clock
+    )
     assert dials == [{"address": "a:1", "error": "timed out"}]
     assert 8 <= clock.now <= 10
 
