@@ -402,3 +402,69 @@ def test_endpoint_failures_are_told_apart(status, error, cause):
 def test_unreachable_server_is_reported_with_its_kind(healthy):
     healthy["servers"][2].update(error="/version answered 401", error_kind="endpoint_unauthorized")
     assert ("cp-3", "endpoint_unauthorized") in failing(evaluate(healthy, "mixed"))
+
+
+# ---------------------------------------------------------------- three versions at once
+@pytest.fixture
+def trio(healthy):
+    """1.36.4, 1.36.5 and 1.37.2 at once (a patch upgrade interrupted by the minor one): both older servers proxy."""
+    healthy["servers"][0]["version"] = "v1.36.4"
+    return healthy
+
+
+def test_three_versions_every_older_server_is_a_source_and_probed(trio):
+    assert resolve_mode("auto", trio) == "mixed"
+    results = evaluate(trio, "mixed", baseline={"cp-1": 0, "cp-2": 0, "cp-3": 0})
+    assert failing(results) == set()
+    probed = {r["server"] for r in results if r["check"] == "proxy_probe" and r["passed"]}
+    assert probed == {"cp-1", "cp-2"}
+    merged = {r["server"] for r in results if r["check"] == "discovery_merge"}
+    assert merged == {"cp-1", "cp-2"}
+
+
+def test_three_versions_middle_server_without_peer_ca_file_is_named(trio):
+    # the 1.36.5 server is neither the lowest nor the highest version: it must still proxy
+    trio["servers"][1]["hooks"] = {}
+    trio["servers"][1]["merged"] = set(trio["servers"][1]["local"])
+    trio["probes"][1] = probe("cp-2", status=404, after=0)
+    results = evaluate(trio, "mixed")
+    assert failing(results) == {("cp-2", "no_peer_ca_file")}
+    readiness = {r["server"]: r for r in results if r["check"] == "readiness"}
+    assert not readiness["cp-2"]["passed"] and "absent" in readiness["cp-2"]["detail"]
+    assert not any("not a proxy source" in r["detail"] for r in results if r["server"] == "cp-2")
+    assert summarize(results).startswith("MVP not proved: cp-2: kube-apiserver runs without --peer-ca-file")
+
+
+class _ProbeClient:
+    """Answers the probe requests of Collector.probes: 200 through a peer, 404 with the peer-proxied header."""
+
+    def __init__(self):
+        self.calls = []
+
+    def get(self, base_url, path, headers=None, timeout=None):
+        from types import SimpleNamespace
+
+        self.calls.append((base_url, path, dict(headers or {})))
+        if path == "/metrics":
+            group, version, resource = NEW_ONLY
+            labels = f'code="200",group="{group}",version="{version}",resource="{resource}"'
+            text = "apiserver_rerouted_request_total{" + labels + "} 1\n"
+            return SimpleNamespace(ok=True, status=200, error=None, text=lambda: text)
+        local = (headers or {}).get("x-kubernetes-peer-proxied") == "true"
+        status = 404 if local else 200
+        return SimpleNamespace(ok=status == 200, status=status, error=None, text=lambda: "")
+
+
+def test_three_versions_the_collector_probes_both_older_servers(trio):
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
+
+    info = {NEW_ONLY: {"verbs": ["list"], "scope": "Cluster", "subresources": []}}
+    for s in trio["servers"]:
+        s["local_info"] = {g: {"verbs": ["list"], "scope": "Namespaced", "subresources": []} for g in s["local"]}
+        s["local_info"].update(info if NEW_ONLY in s["local"] else {})
+    client = _ProbeClient()
+    probes = Collector(client).probes(trio["servers"])
+    assert {p["server"] for p in probes} == {"cp-1", "cp-2"}
+    assert all(p["gvr"] == NEW_ONLY and p["status"] == 200 and p["status_local"] == 404 for p in probes)
+    assert all(p["rerouted_after"] > p["rerouted_before"] for p in probes)
+    assert not any(base == trio["servers"][2]["endpoint"] for base, _p, _h in client.calls)
