@@ -75,8 +75,17 @@ TWO_AT_ONCE_TOLERANCE_S = 3.0
 def test_check_mode_through_ansible_runner_prints_the_plan_and_changes_nothing(lab, runner_job):
     before = lab.snapshot_state()
     config_rv = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["metadata"]["resourceVersion"]
+    credentials = Path.home() / ".cache" / "skewsafe.kubeadm" / "credentials"
+    shutil.rmtree(credentials, ignore_errors=True)
     job = runner_job("upgrade.yml", extravars={"skewsafe_kubernetes_version": NEW}, cmdline="--check")
     assert job.status == "successful", job.stdout_tail()
+    # the run's minted one-hour credential is gone once ansible-playbook has ended; no key in any job event
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and credentials.exists() and any(credentials.iterdir()):
+        time.sleep(0.5)
+    assert credentials.exists(), "check mode minted no credential (it needs one to read the cluster)"
+    assert not list(credentials.iterdir()), list(credentials.iterdir())
+    assert not [f.name for f in job.event_files() if "PRIVATE KEY" in f.read_text()], "a key in the job events"
     plan_lines = [m for m in job.messages() if f"-> {NEW}" in m]
     for node in CONTROL_PLANES + WORKERS:
         assert any(line.startswith(f"{node} ") and f"{OLD} -> {NEW}" in line for line in plan_lines), (node, plan_lines)

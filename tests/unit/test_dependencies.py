@@ -11,7 +11,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB_AND_ANSIBLE = {"__future__", "ansible", "ansible_collections"}
 # import name -> distribution name in requirements.txt
-DISTRIBUTION = {"yaml": "PyYAML", "kubernetes": "kubernetes", "urllib3": "urllib3"}
+DISTRIBUTION = {"yaml": "PyYAML", "kubernetes": "kubernetes", "urllib3": "urllib3", "cryptography": "cryptography"}
 
 
 def third_party_imports():
