@@ -22,6 +22,7 @@ What differs from a kubeadm node, and why (nothing else is changed):
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.client
 import json
 import os
@@ -284,6 +285,48 @@ class Harness:
         )
         cm = self.request(server.name, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config").json()
         return cm["data"]["ClusterConfiguration"]
+
+    def bootstrap_cluster_admins(self) -> Path:
+        """What kubeadm init does for its admin user, on the first node: admin.conf (a certificate of the group
+        kubeadm:cluster-admins) and super-admin.conf in its /etc/kubernetes, then a phase that needs the API
+        (upload-config kubeadm) with the default kubeconfig, so that kubeadm itself creates the ClusterRoleBinding
+        kubeadm:cluster-admins with super-admin.conf (cmd/kubeadm/app/phases/kubeconfig EnsureAdminClusterRoleBinding).
+        Returns the first node's admin.conf."""
+        first = self.first
+        etc = self.node_dir(first.name) / "etc"
+        cfg = str(self.config_path(first.name))
+        for kind in ("admin", "super-admin"):
+            kubeadm.run(first.version, ["init", "phase", "kubeconfig", kind, "--config", cfg], etc, self.log)
+        kubeadm.run(first.version, ["init", "phase", "upload-config", "kubeadm", "--config", cfg], etc, self.log)
+        return etc / "admin.conf"
+
+    def publish_mirror_pods(self) -> list[str]:
+        """Publish each server's kube-apiserver static Pod as the kubelet of its node would: a mirror Pod named
+        ``<pod>-<node>`` in kube-system, bound to the node (``spec.nodeName``), with kubeadm's manifest unchanged
+        (its advertise-address annotation included). The harness runs no kubelet, and the MVP gate reads these
+        Pods to learn which address each Node's server advertises. Returns the Pod names."""
+        names = []
+        for name in self.servers:
+            manifest = self.node_dir(name) / "etc" / "manifests" / "kube-apiserver.yaml"
+            pod = yaml.safe_load(manifest.read_text())
+            meta = pod["metadata"]
+            meta["name"] = f"{meta['name']}-{name}"
+            meta["namespace"] = "kube-system"
+            digest = hashlib.sha256(manifest.read_bytes()).hexdigest()[:32]
+            # the kubelet's mirror-Pod annotations (pkg/kubelet/types): a mirror Pod, from a file
+            meta.setdefault("annotations", {}).update(
+                {
+                    "kubernetes.io/config.mirror": digest,
+                    "kubernetes.io/config.hash": digest,
+                    "kubernetes.io/config.source": "file",
+                }
+            )
+            pod["spec"]["nodeName"] = name
+            resp = self.request(self.first.name, "/api/v1/namespaces/kube-system/pods", method="POST", body=pod)
+            if resp.status not in (201, 409):
+                raise HarnessError(f"mirror Pod {meta['name']}: {resp.status} {resp.text()[:300]}")
+            names.append(meta["name"])
+        return names
 
     # ------------------------------------------------------------------ processes
     def _spawn(self, command: list[str], hostname: str, log: Path) -> subprocess.Popen:

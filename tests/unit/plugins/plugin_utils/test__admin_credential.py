@@ -80,7 +80,10 @@ def client_cert(ca, cn, groups, seconds):
 def kubeadm_kubeconfig(ca, cn="skewsafe.kubeadm", groups=("kubeadm:cluster-admins",), seconds=3600, server=SERVER):
     """A kubeconfig as kubeadm kubeconfig user prints it (inline data)."""
     cert, key = client_cert(ca, cn, groups, seconds)
-    b64 = lambda data: base64.b64encode(data).decode()  # noqa: E731
+
+    def b64(data):
+        return base64.b64encode(data).decode()
+
     ca_pem = ca[1].public_bytes(serialization.Encoding.PEM)
     return yaml.safe_dump(
         {
