@@ -10,7 +10,10 @@ still reach each other. apiserver_peer_dial_info runs inside that namespace, as 
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -51,6 +54,8 @@ def far_controller(harness_factory, ansible_module, pair, tmp_path_factory):
         nat += ["-j", "DNAT", "--to-destination", f"{server.address}:6443"]
         # rules of the harness's own namespace: they go with it at teardown
         subprocess.run(["ip", "netns", "exec", netns, "iptables", *nat], check=True)
+    # what each node's kubelet would publish (the harness runs none): the gate finds each Node's advertise address there
+    harness.publish_mirror_pods()
     config = yaml.safe_load(harness.kubeconfig.read_text())
     config["clusters"][0]["cluster"]["server"] = f"https://{alias(harness, 'cp-1')}:6443"
     kubeconfig = tmp_path_factory.mktemp("far") / "kubeconfig"
@@ -116,3 +121,89 @@ def test_dialled_from_the_controller_the_same_cluster_looks_broken(far_controlle
     result = gate(ansible_module, kubeconfig, harness, wait_timeout=10)
     assert not result["passed"]
     assert {c for _s, c in {(r["server"], r["cause"]) for r in result["failed_checks"]}} == {"peer_unreachable"}
+
+
+FQDN = "{name}.cluster.example.internal"
+
+# The collection's own verify playbook (endpoints from the skewsafe.kubeadm.apiserver_endpoint filter over
+# hostvars, peer dials from the control planes, mvp_check), then the gate's result kept for the test.
+VERIFY_AND_KEEP = """
+- name: The collection's verify playbook
+  ansible.builtin.import_playbook: skewsafe.kubeadm.verify
+
+- name: Keep what the gate said
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Write the gate's result
+      ansible.builtin.copy:
+        content: "{{{{ hostvars[groups['kube_control_plane'][0]].verify_mvp | to_json }}}}"
+        dest: "{out}"
+        mode: "0600"
+"""
+
+
+def fqdn_inventory(harness, tmp_path):
+    """Control planes named by FQDN aliases, reached at the NAT alias addresses (not what they advertise), each
+    host's modules run inside the harness's network namespace ("on the node") through its Python interpreter."""
+    on_node = tmp_path / "python-on-the-node"
+    on_node.write_text(f'#!/bin/sh\nexec ip netns exec {harness.network.netns} {sys.executable} "$@"\n')
+    on_node.chmod(0o755)
+    lines = ["[kube_control_plane]"]
+    for name in harness.servers:
+        # skewsafe_node_name: what the nodename fact gives on a real node (here all hosts are this machine)
+        lines.append(f"{FQDN.format(name=name)} ansible_host={alias(harness, name)} skewsafe_node_name={name}")
+    lines += [
+        "",
+        "[kube_control_plane:vars]",
+        "ansible_connection=local",
+        f"ansible_python_interpreter={on_node}",
+        "",
+        "[controller]",
+        f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}",
+    ]
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text("\n".join(lines) + "\n")
+    return inventory
+
+
+def verify_playbook(harness, kubeconfig, tmp_path, *extra):
+    out = tmp_path / "gate.json"
+    playbook = tmp_path / "verify-and-keep.yml"
+    playbook.write_text(VERIFY_AND_KEEP.format(out=out))
+    cmd = ["ansible-playbook", "-i", str(fqdn_inventory(harness, tmp_path)), str(playbook)]
+    cmd += ["-e", f"skewsafe_kubeconfig={kubeconfig}", "-e", f"mvp_enable_peer_ca_file={harness.ca_file}", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "ANSIBLE_NOCOLOR": "1"})
+    return proc, (json.loads(out.read_text()) if out.exists() else None)
+
+
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_fqdn_inventory_through_nat_matches_servers_by_what_the_cluster_says(far_controller, pair, tmp_path):
+    """Inventory names are FQDN aliases and ansible_host a NAT alias: neither is what identity leases carry (host name
+    cp-N, advertise address). The gate must match each server by its Node's kube-apiserver Pod."""
+    harness, kubeconfig = far_controller
+    proc, gate = verify_playbook(harness, kubeconfig, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert gate["passed"] and gate["mode"] == "mixed", gate["msg"]
+    servers = {s["name"]: s for s in gate["evidence"]["servers"]}
+    assert set(servers) == {FQDN.format(name=n) for n in harness.servers}
+    leases = {r["server"]: r["detail"] for r in gate["checks"] if r["check"] == "identity_leases" and r["passed"]}
+    for name, server in harness.servers.items():
+        entry = servers[FQDN.format(name=name)]
+        assert entry["endpoint"] == f"https://{alias(harness, name)}:6443"  # reached where the inventory says
+        assert entry["node_name"] == name
+        # matched by the address its Node's kube-apiserver Pod advertises, which only the cluster knows here
+        assert entry["advertise_address"] == f"{server.address}:6443", entry
+        assert f"(host {server.hostname})" in leases[FQDN.format(name=name)], leases
+    probes = {p["server"] for p in gate["evidence"]["probes"]}
+    assert probes == {FQDN.format(name=n) for n, s in harness.servers.items() if s.version == pair.old}
+
+
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_fqdn_inventory_matched_by_inventory_names_finds_no_lease(far_controller, pair, tmp_path):
+    """The control: node names taken from the inventory (as the gate did before) match no identity lease."""
+    harness, kubeconfig = far_controller
+    proc, gate = verify_playbook(harness, kubeconfig, tmp_path, "-e", "skewsafe_node_name={{ inventory_hostname }}")
+    assert proc.returncode != 0 and gate is None, proc.stdout[-3000:]
+    for name in harness.servers:
+        assert f"{FQDN.format(name=name)}: no identity lease names this server" in proc.stdout, proc.stdout[-3000:]
