@@ -14,10 +14,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
 from conftest import LAB_PAIR, only_pairs, peer_ca_hook
+
+from skewsafe_harness.pins import k8s_bin
 
 ALIAS_OFFSET = 100
 
@@ -56,6 +59,12 @@ def far_controller(harness_factory, ansible_module, pair, tmp_path_factory):
         subprocess.run(["ip", "netns", "exec", netns, "iptables", *nat], check=True)
     # what each node's kubelet would publish (the harness runs none): the gate finds each Node's advertise address there
     harness.publish_mirror_pods()
+    # kubeadm init's admin.conf on the first node, its server an address the controller reaches (as a
+    # controlPlaneEndpoint would be): what the playbooks mint a credential from when given none
+    admin_conf = harness.bootstrap_cluster_admins()
+    admin = yaml.safe_load(admin_conf.read_text())
+    admin["clusters"][0]["cluster"]["server"] = f"https://{alias(harness, 'cp-1')}:6443"
+    admin_conf.write_text(yaml.safe_dump(admin))
     config = yaml.safe_load(harness.kubeconfig.read_text())
     config["clusters"][0]["cluster"]["server"] = f"https://{alias(harness, 'cp-1')}:6443"
     kubeconfig = tmp_path_factory.mktemp("far") / "kubeconfig"
@@ -137,27 +146,40 @@ VERIFY_AND_KEEP = """
   tasks:
     - name: Write the gate's result
       ansible.builtin.copy:
-        content: "{{{{ hostvars[groups['kube_control_plane'][0]].verify_mvp | to_json }}}}"
+        content: "{{{{ {{'gate': __first.verify_mvp, 'kubeconfig': __first.skewsafe_kubeconfig,
+          'kubeconfig_text': lookup('ansible.builtin.file', __first.skewsafe_kubeconfig)}} | to_json }}}}"
         dest: "{out}"
         mode: "0600"
+      vars:
+        __first: "{{{{ hostvars[groups['kube_control_plane'][0]] }}}}"
 """
 
 
 def fqdn_inventory(harness, tmp_path):
-    """Control planes named by FQDN aliases, reached at the NAT alias addresses (not what they advertise), each
-    host's modules run inside the harness's network namespace ("on the node") through its Python interpreter."""
-    on_node = tmp_path / "python-on-the-node"
-    on_node.write_text(f'#!/bin/sh\nexec ip netns exec {harness.network.netns} {sys.executable} "$@"\n')
-    on_node.chmod(0o755)
+    """Control planes named by FQDN aliases, reached at the NAT alias addresses (not what they advertise). Each
+    host's modules run "on its node": inside the harness's network namespace, with the node's directory as
+    /etc/kubernetes (a private mount namespace) and its version's kubeadm and kubectl on PATH."""
     lines = ["[kube_control_plane]"]
-    for name in harness.servers:
+    for name, server in harness.servers.items():
+        on_node = tmp_path / f"python-on-{name}"
+        etc = harness.node_dir(name) / "etc"
+        bin_dir = k8s_bin(server.version, "kubeadm").parent
+        on_node.write_text(
+            "#!/bin/sh\n"
+            f"PATH={bin_dir}:$PATH; export PATH\n"
+            'exec unshare --mount --propagation private sh -c \'mount --bind "$1" /etc/kubernetes && shift && exec "$@"\' '
+            f'sh {etc} ip netns exec {harness.network.netns} {sys.executable} "$@"\n'
+        )
+        on_node.chmod(0o755)
         # skewsafe_node_name: what the nodename fact gives on a real node (here all hosts are this machine)
-        lines.append(f"{FQDN.format(name=name)} ansible_host={alias(harness, name)} skewsafe_node_name={name}")
+        lines.append(
+            f"{FQDN.format(name=name)} ansible_host={alias(harness, name)} skewsafe_node_name={name} "
+            f"ansible_python_interpreter={on_node}"
+        )
     lines += [
         "",
         "[kube_control_plane:vars]",
         "ansible_connection=local",
-        f"ansible_python_interpreter={on_node}",
         "",
         "[controller]",
         f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}",
@@ -168,12 +190,15 @@ def fqdn_inventory(harness, tmp_path):
 
 
 def verify_playbook(harness, kubeconfig, tmp_path, *extra):
+    """The verify playbook on the FQDN inventory; ``kubeconfig`` None: no credential given (one is minted)."""
     out = tmp_path / "gate.json"
     playbook = tmp_path / "verify-and-keep.yml"
     playbook.write_text(VERIFY_AND_KEEP.format(out=out))
     cmd = ["ansible-playbook", "-i", str(fqdn_inventory(harness, tmp_path)), str(playbook)]
-    cmd += ["-e", f"skewsafe_kubeconfig={kubeconfig}", "-e", f"mvp_enable_peer_ca_file={harness.ca_file}", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "ANSIBLE_NOCOLOR": "1"})
+    cmd += ["-e", f"mvp_enable_peer_ca_file={harness.ca_file}", *extra]
+    cmd += ["-e", f"skewsafe_kubeconfig={kubeconfig}"] if kubeconfig else []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("K8S_AUTH_")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**env, "ANSIBLE_NOCOLOR": "1"})
     return proc, (json.loads(out.read_text()) if out.exists() else None)
 
 
@@ -182,8 +207,9 @@ def test_fqdn_inventory_through_nat_matches_servers_by_what_the_cluster_says(far
     """Inventory names are FQDN aliases and ansible_host a NAT alias: neither is what identity leases carry (host name
     cp-N, advertise address). The gate must match each server by its Node's kube-apiserver Pod."""
     harness, kubeconfig = far_controller
-    proc, gate = verify_playbook(harness, kubeconfig, tmp_path)
+    proc, kept = verify_playbook(harness, kubeconfig, tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    gate = kept["gate"]
     assert gate["passed"] and gate["mode"] == "mixed", gate["msg"]
     servers = {s["name"]: s for s in gate["evidence"]["servers"]}
     assert set(servers) == {FQDN.format(name=n) for n in harness.servers}
@@ -203,7 +229,33 @@ def test_fqdn_inventory_through_nat_matches_servers_by_what_the_cluster_says(far
 def test_fqdn_inventory_matched_by_inventory_names_finds_no_lease(far_controller, pair, tmp_path):
     """The control: node names taken from the inventory (as the gate did before) match no identity lease."""
     harness, kubeconfig = far_controller
-    proc, gate = verify_playbook(harness, kubeconfig, tmp_path, "-e", "skewsafe_node_name={{ inventory_hostname }}")
-    assert proc.returncode != 0 and gate is None, proc.stdout[-3000:]
+    proc, kept = verify_playbook(harness, kubeconfig, tmp_path, "-e", "skewsafe_node_name={{ inventory_hostname }}")
+    assert proc.returncode != 0 and kept is None, proc.stdout[-3000:]
     for name in harness.servers:
         assert f"{FQDN.format(name=name)}: no identity lease names this server" in proc.stdout, proc.stdout[-3000:]
+
+
+@only_pairs([LAB_PAIR], "the lab's versions")
+def test_verify_without_a_credential_mints_one_from_kubeadm_and_leaves_nothing(far_controller, pair, tmp_path):
+    """No skewsafe_kubeconfig, no K8S_AUTH_*: the playbook's settings have the first control plane's kubeadm mint a
+    short-lived cluster-admin certificate (admin_credential), the gate passes with it, and it is gone after the run."""
+    harness, _kubeconfig = far_controller
+    credentials = tmp_path / "credentials"
+    started = time.time()
+    proc, kept = verify_playbook(harness, None, tmp_path, "-e", f"skewsafe_credentials_dir={credentials}")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert kept["gate"]["passed"] and kept["gate"]["mode"] == "mixed", kept["gate"]["msg"]
+    assert kept["kubeconfig"].startswith(f"{credentials}/cp-1.cluster.example.internal-"), kept["kubeconfig"]
+    minted = yaml.safe_load(kept["kubeconfig_text"])
+    assert minted["clusters"][0]["cluster"]["server"] == f"https://{alias(harness, 'cp-1')}:6443"  # admin.conf's
+    assert set(minted["users"][0]["user"]) == {"client-certificate", "client-key"}  # files, no inline key
+    assert "PRIVATE KEY" not in proc.stdout
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(credentials.iterdir()):
+        time.sleep(0.3)
+    assert not list(credentials.iterdir()), list(credentials.iterdir())
+    gate = kept["gate"]
+    print(
+        f"\nverify minted its own credential, passed and removed it: {time.time() - started:.0f}s "
+        f"(gate {gate['elapsed']:.0f}s, {gate['attempts']} rounds)"
+    )
