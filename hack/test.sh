@@ -6,9 +6,10 @@
 # tier, prints one summary line per tier and exits non-zero if any tier failed.
 #
 #   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
-#   TIERS="setup host-deps binaries faults shapes paths" hack/test.sh   the lab scenarios outside `make test`
-#                                         (`make test-lab`: the fault-injection story, about 40 min; the
-#                                         one-control-plane shape; the 1.35 -> 1.36 path, `make test-paths`)
+#   TIERS="setup host-deps binaries harness-extra faults shapes paths" hack/test.sh   what is outside `make test`
+#                                         (`make test-lab`: the harness trio, three versions at once; the
+#                                         fault-injection story, about 40 min; the one-control-plane shape;
+#                                         the 1.35 -> 1.36 path, `make test-paths`)
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -231,6 +232,20 @@ tier_e2e() {
   PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not version_path and not patch_upgrade" -rA -s
 }
 
+# Not in `make test` (CI budget: the older patch is one more build): `make test-lab` runs it. The harness trio,
+# three kube-apiserver versions at once (K8S_PATCH_FROM_VERSION, K8S_OLD_VERSION, K8S_NEW_VERSION): every
+# command of the older patch is built first (cached), as the paths tier does.
+tier_harness_extra() {
+  set -e
+  cd "$repo"
+  local patch_from
+  patch_from=$(cd "$repo/tests/harness" && in_venv python -c \
+    'from skewsafe_harness.pins import harness_trio; print(harness_trio()[0])')
+  "$repo/hack/build-upstream.sh" "$patch_from"
+  SKEWSAFE_HARNESS_TRIO=1 PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/integration \
+    -q -p no:cacheprovider -rA --durations=5
+}
+
 # Not in `make test` (CI budget): `make test-lab` runs it.
 tier_faults() {
   set -e
@@ -280,7 +295,7 @@ else
   run_tier docsite tier_docsite
   run_tier release tier_release
   run_tier binaries tier_binaries
-  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e faults:tier_faults shapes:tier_shapes paths:tier_paths; do
+  for t in integration:tier_integration newer-core:tier_newer_core e2e:tier_e2e harness-extra:tier_harness_extra faults:tier_faults shapes:tier_shapes paths:tier_paths; do
     if [ "${status[binaries]:-passed}" = passed ] || [ "${t%%:*}" = newer-core ]; then
       run_tier "${t%%:*}" "${t#*:}"
     elif [[ " $TIERS " == *" ${t%%:*} "* ]]; then

@@ -22,7 +22,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import parse_samples
 from skewsafe_harness import Harness
-from skewsafe_harness.pins import harness_pairs, new_version, old_version
+from skewsafe_harness.pins import HarnessError, harness_pairs, harness_trio, new_version, old_version
 
 
 class Pair(tuple):
@@ -53,17 +53,27 @@ def pair_id(pair) -> str:
 
 def pytest_collection_modifyitems(config, items):
     """SKEWSAFE_HARNESS_PAIR=<old>-<new> (hack/test.sh runs one pytest per pair side by side): keep only that
-    pair's tests, and the tests without a pair in the lab pair's run. Deselected, never skipped."""
+    pair's tests, and the tests without a pair in the lab pair's run. SKEWSAFE_HARNESS_TRIO=1 (tier harness-extra):
+    keep only the tests of the harness trio (three versions at once, fixture ``trio``); a pair's run leaves them out.
+    Deselected, never skipped."""
     selected = os.environ.get("SKEWSAFE_HARNESS_PAIR")
-    if not selected:
+    trio_only = os.environ.get("SKEWSAFE_HARNESS_TRIO") == "1"
+    if selected and trio_only:
+        raise pytest.UsageError("set SKEWSAFE_HARNESS_PAIR or SKEWSAFE_HARNESS_TRIO=1, not both")
+    if not selected and not trio_only:
         return
-    if selected not in {pair_id(p) for p in PAIRS}:
+    if selected and selected not in {pair_id(p) for p in PAIRS}:
         raise pytest.UsageError(f"SKEWSAFE_HARNESS_PAIR={selected} is none of {[pair_id(p) for p in PAIRS]}")
     keep, drop = [], []
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        pair = callspec.params.get("pair") if callspec else None
-        mine = pair_id(pair) == selected if pair else selected == pair_id(LAB_PAIR)
+        if "trio" in item.fixturenames:
+            mine = trio_only
+        elif trio_only:
+            mine = False
+        else:
+            callspec = getattr(item, "callspec", None)
+            pair = callspec.params.get("pair") if callspec else None
+            mine = pair_id(pair) == selected if pair else selected == pair_id(LAB_PAIR)
         (keep if mine else drop).append(item)
     items[:] = keep
     config.hook.pytest_deselected(items=drop)
@@ -178,10 +188,8 @@ def peer_ca_hook(ansible_module):
     return hook
 
 
-@pytest.fixture(scope="module")
-def harness_factory(tmp_path_factory, pair):
-    """Start harnesses that are always torn down (with their pair: never two pairs' harnesses at once), and
-    check nothing leaked."""
+def _start_harnesses(tmp_path_factory):
+    """A starter of harnesses that are always torn down, and the teardown that checks nothing leaked."""
     started = []
 
     def start(servers, config_hook=None) -> Harness:
@@ -189,12 +197,41 @@ def harness_factory(tmp_path_factory, pair):
         started.append(harness)
         return harness.up()
 
+    def stop_all() -> None:
+        for harness in started:
+            harness.down()
+            assert harness.network is None or not harness.network.exists(), "network namespace leaked"
+            for server in harness.servers.values():
+                assert server.process is None
+
+    return start, stop_all
+
+
+@pytest.fixture(scope="module")
+def harness_factory(tmp_path_factory, pair):
+    """Start harnesses that are always torn down (with their pair: never two pairs' harnesses at once), and
+    check nothing leaked."""
+    start, stop_all = _start_harnesses(tmp_path_factory)
     yield start
-    for harness in started:
-        harness.down()
-        assert harness.network is None or not harness.network.exists(), "network namespace leaked"
-        for server in harness.servers.values():
-            assert server.process is None
+    stop_all()
+
+
+@pytest.fixture(scope="module")
+def trio() -> tuple[str, str, str]:
+    """The harness trio (pins.harness_trio): an older patch of the lab's old minor, the old version, the new one.
+    Its tests run only in tier harness-extra (SKEWSAFE_HARNESS_TRIO=1), which builds the older patch first."""
+    try:
+        return harness_trio()
+    except HarnessError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def trio_harness_factory(tmp_path_factory, trio):
+    """harness_factory for the trio's tests."""
+    start, stop_all = _start_harnesses(tmp_path_factory)
+    yield start
+    stop_all()
 
 
 def local_gvrs(harness: Harness, name: str) -> dict:

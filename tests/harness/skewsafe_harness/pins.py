@@ -61,6 +61,29 @@ def harness_pairs() -> list[tuple[str, str]]:
     return list(zip(versions, versions[1:]))
 
 
+def harness_trio() -> tuple[str, str, str]:
+    """Three versions at once: K8S_PATCH_FROM_VERSION, K8S_OLD_VERSION and K8S_NEW_VERSION (an older patch of the old
+    minor, the old version, the new one). The tier harness-extra runs it (make test-lab, not make test: the older patch
+    needs its own build, hack/build-upstream.sh K8S_PATCH_FROM_VERSION)."""
+    values = pins()
+    try:
+        patch, old, new = values["K8S_PATCH_FROM_VERSION"], values["K8S_OLD_VERSION"], values["K8S_NEW_VERSION"]
+    except KeyError as exc:
+        raise HarnessError(f"no {exc.args[0]} in {VERSIONS_ENV}") from None
+    triples = [_version.triple(v) for v in (patch, old, new)]
+    if (
+        None in triples
+        or triples[0][:2] != triples[1][:2]
+        or not triples[0] < triples[1]
+        or minor(new) != minor(old) + 1
+    ):
+        raise HarnessError(
+            f"the harness trio needs K8S_PATCH_FROM_VERSION an older patch of K8S_OLD_VERSION's minor and "
+            f"K8S_NEW_VERSION the next minor, in {VERSIONS_ENV}: {patch}, {old}, {new}"
+        )
+    return patch, old, new
+
+
 def minor(version: str) -> int:
     value = _version.minor(version)
     if value is None:
