@@ -47,7 +47,8 @@ def left_to_do(observed):
     kubeadm upgrades the add-ons only once every kube-apiserver runs the new image (the addon phase of
     ``upgrade apply`` and ``upgrade node`` skips them before, cmd/kubeadm/app/cmd/phases/upgrade/addons.go),
     so kube-proxy behind the target counts against a control plane only when all of them are upgraded: then
-    rerunning that control plane's kubeadm step upgrades it.
+    rerunning that control plane's kubeadm step upgrades it. The phase upgrades CoreDNS first and kube-proxy
+    last, so kube-proxy at the target also means the CoreDNS step ran.
     """
     role = observed.get("role")
     if role not in ROLES:

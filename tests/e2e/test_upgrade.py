@@ -308,6 +308,12 @@ def test_no_two_control_planes_were_down_at_once(lab):
     assert summary["longest_two_unhealthy_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary
 
 
+def test_addons_run_what_kubeadm_chose_and_dns_resolves(lab, tmp_path):
+    """kubeadm upgrades CoreDNS and kube-proxy with the last control plane; the lab runs CoreDNS as clusters do."""
+    after("upgrade")
+    lab.assert_addons_at(NEW, tmp_path)
+
+
 def latest_report(lab) -> dict:
     reports = sorted((lab.artifacts / "reports").glob("upgrade-*.json"))
     assert reports, f"no report in {lab.artifacts / 'reports'}"
