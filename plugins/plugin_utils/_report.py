@@ -16,6 +16,8 @@ def _seconds(started, finished):
         end = datetime.datetime.fromisoformat(finished)
     except (TypeError, ValueError):
         return None
+    # now(utc=true).isoformat() has no offset; a time with one is compared in UTC as well
+    start, end = (t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc) for t in (start, end))
     return round((end - start).total_seconds(), 1)
 
 

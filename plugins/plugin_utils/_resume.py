@@ -108,7 +108,7 @@ def left_to_do(observed):
             waits_for.append("this control plane's components")
         if apiservers_behind:
             waits_for.append(f"{len(apiservers_behind)} of {len(apiservers)} kube-apiserver Pods not at the target yet")
-        expected = observed.get("control_planes") or 1
+        expected = int(observed.get("control_planes") or 1)
         if len(apiservers) < expected:
             waits_for.append(f"{len(apiservers)} kube-apiserver Pods listed for {expected} control planes")
     return {
