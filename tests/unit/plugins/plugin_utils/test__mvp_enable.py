@@ -63,3 +63,30 @@ def test_step(state, observed, action, source):
 def test_refuses_a_version_it_cannot_compare():
     with pytest.raises(ValueError, match="mvp_enable_step"):
         control_plane(first=True, version="sha256:abc", upgrade_to="1.37.2")
+
+
+@pytest.mark.parametrize(
+    ("state", "configured", "expected"),
+    [
+        # kubeadm-config got the flag (the first task), then the run was killed before any re-render
+        ("killed after kubeadm-config, before the re-renders", {}, ["apply_renders", "rerender", "rerender"]),
+        ("killed after cp-2's re-render", {"cp-2"}, ["apply_renders", "none", "rerender"]),
+        ("enabled, the upgrade killed before apply", {"cp-2", "cp-3"}, ["apply_renders", "none", "none"]),
+        # upgrade apply rendered the flag on cp-1 (killed after, or a later hop): nothing left to do
+        ("killed after upgrade apply", {"cp-1", "cp-2", "cp-3"}, ["none", "none", "none"]),
+    ],
+)
+def test_a_rerun_before_an_upgrade_converges(state, configured, expected):
+    """Each rerun decides from the manifests alone; the gates prove the servers that are sources so far."""
+    steps = [
+        control_plane(
+            configured=name in configured,
+            first=name == "cp-1",
+            version="v1.37.2" if name == "cp-1" and "cp-1" in configured else "v1.36.5",
+            upgrade_to="1.37.2",
+        )
+        for name in ("cp-1", "cp-2", "cp-3")
+    ]
+    assert [s["action"] for s in steps] == expected, state
+    # cp-1 is never a proxy source before it runs the target; every re-rendered or configured one is
+    assert [s["source"] for s in steps] == [a != "apply_renders" for a in expected]
