@@ -401,3 +401,10 @@ def test_a_patches_directory_missing_on_a_control_plane_is_a_problem(data):
         "node cp-1: the kubeadm patches directory /etc/kubernetes/patches is missing"
         " (kubeadm fails on a --patches path that does not exist)"
     ]
+
+
+def test_report_seconds_with_and_without_an_offset():
+    # now(utc=true).isoformat() has no offset; a time with one (UTC) must still compare
+    row = {"node": "w-1", "role": "worker", "to": "v1.37.2", "action": "upgraded"}
+    row.update(started="2026-12-03T10:00:00+00:00", finished="2026-12-03T10:01:30")
+    assert build([row], "1.37.2")["order"][0]["seconds"] == 90.0
