@@ -29,6 +29,19 @@ WORKERS = ["sslab-w1", "sslab-w2"]
 RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
+def gate_proved(output: str, node: str) -> tuple[str, set[str], int, int] | None:
+    """What the MVP gate printed after `node`'s control-plane components (control_plane_upgrade's "Gate | say what
+    was proved" task): mode, the old servers it probed, probes proxied (200 through a peer, 404 locally), probes."""
+    found = re.search(
+        rf"\(([a-z]+) mode\) after {re.escape(node)}(?:; old servers proxying: ([^(]*) \((\d+) of (\d+) probes)?",
+        output,
+    )
+    if not found:
+        return None
+    servers = {s.strip() for s in (found[2] or "").split(",") if s.strip()}
+    return found[1], servers, int(found[3] or 0), int(found[4] or 0)
+
+
 class PlaybookRun:
     def __init__(self, returncode: int, output: str, killed: bool, seconds: float, log: Path):
         self.returncode, self.output, self.killed, self.seconds, self.log = returncode, output, killed, seconds, log
