@@ -17,7 +17,7 @@ help:
 	@echo "make demo          lab-up, then upgrade it with skewsafe.kubeadm.upgrade and show the report"
 	@echo "make lab-down      remove every container, network, rule and daemon the lab created"
 	@echo "make bench         mvp_check micro-benchmark + lab upgrades under load, MVP on/off -> report (BENCH_TARGET=harness: no lab)"
-	@echo "make bench-first-peer  the first-peer 404 window on the harness (FIRST_PEER_ARGS=\"--starts 25\"; no lab)"
+	@echo "make bench-first-peer  the first-peer 404 window on the harness (FIRST_PEER_ARGS=\"--starts 30\"; no lab)"
 
 test:
 	hack/test.sh

@@ -1,7 +1,7 @@
 """The first-peer 404 window, measured on the harness: how long old kube-apiservers keep answering 404
 for a resource only a freshly started newer peer serves, after that peer already serves it.
 
-    python -m bench.first_peer --starts 25 --out ~/.cache/skewsafe/bench/first-peer
+    python -m bench.first_peer --starts 30 --out ~/.cache/skewsafe/bench/first-peer
 
 (or ``make bench-first-peer``). cp-1 and cp-2 run the older pinned version, cp-3 the newer one, all
 configured by the real kubeadm with MVP on (``--peer-ca-file``, the harness's peer-ca hook). Then cp-3
@@ -332,11 +332,11 @@ def render(result: dict, out: Path) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.first_peer", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--starts", type=int, default=25)
+    parser.add_argument("--starts", type=int, default=30)
     parser.add_argument(
         "--cpu-quotas",
         type=lambda s: [q.strip() for q in s.split(",")],
-        default=["none", "100", "50", "25", "15"],
+        default=["none", "20", "10", "5", "3"],
         help="CPU quotas of the new server, %% of one CPU or 'none', cycled in a shuffled order",
     )
     parser.add_argument("--interval", type=float, default=0.05, help="seconds between polls of each server")
@@ -354,7 +354,11 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     if args.report:
-        render(json.loads((args.out / "first-peer.json").read_text()), args.out)
+        result = json.loads((args.out / "first-peer.json").read_text())
+        for record in result["starts"]:
+            record["derived"] = fps.derive(record, result["meta"]["old_servers"])
+        result["summary"] = fps.summarize(result["starts"], result["meta"]["old_servers"])
+        render(result, args.out)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     old, new = old_version(), new_version()

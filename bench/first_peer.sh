@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-first-peer: the first-peer 404 window on the harness (bench/first_peer.py), no lab.
 #   BENCH_OUT=dir   default ~/.cache/skewsafe/bench/first-peer-<UTC time>
-#   arguments are passed to python -m bench.first_peer (e.g. --starts 25 --cpu-quotas none,100,50,25,15)
+#   arguments are passed to python -m bench.first_peer (defaults: --starts 30 --cpu-quotas none,20,10,5,3)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/env.sh

@@ -31,15 +31,15 @@ def attempt_offsets(retries: int = MAX_RETRIES, base: float = BASE_DELAY) -> lis
     return [base * (2**k - 1) for k in range(retries + 1)]
 
 
-def predicted_sync(first_attempt: float, servable: float, retries: int = MAX_RETRIES, base: float = BASE_DELAY):
-    """When the first attempt at or after ``servable`` runs (the peer's endpoint lease exists from then on).
+def next_attempt(failures: list, base: float = BASE_DELAY) -> float | None:
+    """When the worker syncs again after the failures it logged: the last one + ``base * 2**(n - 1)``.
 
-    None when the key would already have been dropped.
+    Each logged time is the end of a failed sync; a sync also fetches every other peer's discovery, so
+    the gaps between log lines are the back-off plus that sync's own duration, not the back-off alone.
     """
-    for offset in attempt_offsets(retries, base):
-        if first_attempt + offset >= servable:
-            return first_attempt + offset
-    return None
+    if not failures:
+        return None
+    return failures[-1] + base * 2 ** (len(failures) - 1)
 
 
 def parse_gvr(text: str) -> tuple:
@@ -118,8 +118,11 @@ def klog_time(line: str, year: int) -> float | None:
 
 
 def sync_failures(log_text: str, lease: str, since: float, until: float, year: int) -> dict:
-    """The peer-discovery sync failures (and a drop) a kube-apiserver logged for one peer lease in a window."""
-    failures, dropped = [], None
+    """The peer-discovery sync failures (and a drop) a kube-apiserver logged for one peer lease in a window.
+
+    ``reasons`` counts the error's last part ("missing port in address": no endpoint lease yet).
+    """
+    failures, dropped, reasons = [], None, {}
     for line in log_text.splitlines():
         match = KLOG.match(line)
         if not match:
@@ -134,7 +137,9 @@ def sync_failures(log_text: str, lease: str, since: float, until: float, year: i
             dropped = t
         else:
             failures.append(t)
-    return {"failures": failures, "dropped": dropped}
+            reason = message.rsplit(": ", 1)[-1][:80]
+            reasons[reason] = reasons.get(reason, 0) + 1
+    return {"failures": failures, "dropped": dropped, "reasons": reasons}
 
 
 # ------------------------------------------------------------------ statistics
@@ -215,6 +220,7 @@ def derive(start: dict, old_names: list) -> dict:
         "gap_from_new_200": {},
         "gap_from_ready": {},
         "predicted_gap_from_ready": {},
+        "model_error": {},
         "failed_attempts": {},
     }
     for name in old_names:
@@ -223,17 +229,28 @@ def derive(start: dict, old_names: list) -> dict:
         out["gap_from_ready"][name] = _minus(old, start.get("ready"))
         failures = ((start.get("logs") or {}).get(name) or {}).get("failures") or []
         out["failed_attempts"][name] = len(failures)
-        # The worker's first attempt is the first failure it logged; it can succeed only once the endpoint
-        # lease exists, which the new server writes after its own /readyz answers 200.
-        if failures and start.get("ready") is not None:
-            predicted = predicted_sync(failures[0], start["ready"])
-            out["predicted_gap_from_ready"][name] = _minus(predicted, start["ready"])
-        else:
-            out["predicted_gap_from_ready"][name] = None
+        # The attempt after the last logged failure is the one that found the endpoint lease (the new server
+        # writes it once its own /readyz answers 200) and fetched the new server's discovery.
+        predicted = next_attempt(failures)
+        out["predicted_gap_from_ready"][name] = _minus(predicted, start.get("ready"))
+        out["model_error"][name] = _minus(old, predicted)
     gaps = [g for g in out["gap_from_ready"].values() if g is not None]
     out["worst_gap_from_ready"] = max(gaps) if len(gaps) == len(old_names) else None
     gaps = [g for g in out["gap_from_new_200"].values() if g is not None]
     out["worst_gap_from_new_200"] = max(gaps) if len(gaps) == len(old_names) else None
+    synced = [(start.get("old_200") or {}).get(name) for name in old_names]
+    if None in synced or start.get("ready") is None:
+        out["old_sync_spread_s"] = None
+        out["balancer_window_model"] = {"readyz": None, "gate": None}
+    else:
+        # A round-robin balancer answers 200 and 404 by turns while some server in it serves the resource and
+        # another does not: admitting the new server at its /readyz, from then (or the first old server's
+        # sync) to the last old server's sync; admitting it after the gate, between the old servers' syncs.
+        out["old_sync_spread_s"] = round(max(synced) - min(synced), 3)
+        out["balancer_window_model"] = {
+            "readyz": round(max(0.0, max(synced) - min(*synced, start["ready"])), 3),
+            "gate": out["old_sync_spread_s"],
+        }
     return out
 
 
@@ -244,15 +261,14 @@ def summarize(starts: list, old_names: list, hidden_by: tuple = (2.0, 4.0, 10.0)
     for name in old_names:
         from_new = [d["gap_from_new_200"][name] for d in derived]
         from_ready = [d["gap_from_ready"][name] for d in derived]
-        predicted = [d["predicted_gap_from_ready"][name] for d in derived]
         per_old[name] = {
             "gap_from_new_200": distribution(from_new),
             "gap_from_ready": distribution(from_ready),
             "never_synced": sum(1 for g in from_ready if g is None),
             "failed_attempts": distribution([d["failed_attempts"][name] for d in derived]),
-            "model_error": distribution(
-                [abs(g - p) for g, p in zip(from_ready, predicted) if g is not None and p is not None]
-            ),
+            # measured first proxied 200 minus the attempt after the last logged failure: that sync's own
+            # duration plus the poll interval, if the model holds
+            "model_error": distribution([d["model_error"][name] for d in derived]),
         }
     startup = [d["startup_s"] for d in derived]
     lease_to_ready = [d["lease_to_ready_s"] for d in derived]
@@ -263,6 +279,10 @@ def summarize(starts: list, old_names: list, hidden_by: tuple = (2.0, 4.0, 10.0)
         "worst_old_server": {
             "gap_from_new_200": distribution([d["worst_gap_from_new_200"] for d in derived]),
             "gap_from_ready": distribution(worst),
+        },
+        "old_sync_spread_s": distribution([d["old_sync_spread_s"] for d in derived]),
+        "balancer_window_model": {
+            lb: distribution([d["balancer_window_model"][lb] for d in derived]) for lb in ("readyz", "gate")
         },
         "startup_s": distribution(startup),
         "lease_to_ready_s": distribution(lease_to_ready),
@@ -289,7 +309,8 @@ def summarize(starts: list, old_names: list, hidden_by: tuple = (2.0, 4.0, 10.0)
             "startup_s": distribution([d["startup_s"] for d in ds]),
             "worst_gap_from_ready": distribution([d["worst_gap_from_ready"] for d in ds]),
         }
-        for q, ds in sorted(by_quota.items(), key=lambda kv: (kv[0] == "none", str(kv[0])))
+        # unthrottled first, then from the most CPU to the least
+        for q, ds in sorted(by_quota.items(), key=lambda kv: (kv[0] != "none", -float(kv[0]) if kv[0] != "none" else 0))
     }
     lbs = {}
     for s in starts:
@@ -348,6 +369,7 @@ def markdown(result: dict) -> str:
     worst = summary["worst_old_server"]
     lines.append(_row("worst old server: new server's first 200", worst["gap_from_new_200"]))
     lines.append(_row("worst old server: new server's /readyz 200", worst["gap_from_ready"]))
+    lines.append(_row("last old server: first old server's proxied 200 (spread)", summary["old_sync_spread_s"]))
     lines += [
         "",
         "| new server | n | min | median | p90 | max |",
@@ -366,8 +388,12 @@ def markdown(result: dict) -> str:
     )
     model = [summary["per_old_server"][n]["model_error"] for n in old_names]
     lines.append(
-        "Retry model (next attempt at first failure + 5 ms * (2^k - 1) at or after /readyz): |measured - predicted| "
-        + "; ".join(f"{n} median {_f(m['median'])}, max {_f(m['max'])} (n {m['n']})" for n, m in zip(old_names, model))
+        "Retry model (the attempt after the n-th logged failure runs 5 ms * 2^(n-1) after it): first proxied 200 "
+        "minus that attempt "
+        + "; ".join(
+            f"{n} min {_f(m['min'])}, median {_f(m['median'])}, max {_f(m['max'])} (n {m['n']})"
+            for n, m in zip(old_names, model)
+        )
         + ". Failed attempts logged per start: "
         + "; ".join(
             f"{n} median {_f(summary['per_old_server'][n]['failed_attempts']['median'], '')}, max "
@@ -407,5 +433,14 @@ def markdown(result: dict) -> str:
                 f"| {labels.get(lb, lb)} | {b['starts']} | {b['starts_with_false_404']} | {b['false_404']} / {b['requests']} | "
                 f"{_f(b['false_404_window']['median'])} ({_f(b['false_404_window']['max'])}) | {b['other_errors']} |"
             )
+        model = summary["balancer_window_model"]
+        lines += [
+            "",
+            "The same windows from the direct polls (a balancer answers 404 and 200 by turns while one server in it "
+            "serves the resource and another does not): admitted at /readyz "
+            f"median {_f(model['readyz']['median'])}, p90 {_f(model['readyz']['p90'])}, max {_f(model['readyz']['max'])}; "
+            f"admitted after the gate median {_f(model['gate']['median'])}, p90 {_f(model['gate']['p90'])}, "
+            f"max {_f(model['gate']['max'])} (n {model['gate']['n']}).",
+        ]
     lines.append("")
     return "\n".join(lines)

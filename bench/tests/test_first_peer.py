@@ -18,11 +18,11 @@ def test_attempts_double_from_5_ms_and_stop_after_20_failures():
     assert offsets[20] == pytest.approx(5242.875)
 
 
-def test_predicted_sync_is_the_first_attempt_once_the_peer_is_servable():
-    assert fps.predicted_sync(100.0, 100.0) == 100.0
-    # servable 3 s after the first attempt: attempts at 2.555 and 5.115 -> 5.115
-    assert fps.predicted_sync(100.0, 103.0) == pytest.approx(105.115)
-    assert fps.predicted_sync(100.0, 100.0 + 6000) is None
+def test_the_next_attempt_follows_the_last_logged_failure():
+    assert fps.next_attempt([]) is None
+    assert fps.next_attempt([10.0]) == pytest.approx(10.005)
+    # the sync's own time makes the gaps between the lines longer than the back-off alone
+    assert fps.next_attempt([10.0, 10.04, 10.09, 10.16]) == pytest.approx(10.16 + 0.04)
 
 
 def test_parse_gvr():
@@ -71,9 +71,11 @@ def test_sync_failures_are_read_from_the_old_servers_klog_lines():
     got = fps.sync_failures("\n".join(lines), "apiserver-abc", since, since + 60, year)
     assert [round(t - since, 6) for t in got["failures"]] == [1.0, 1.006]
     assert round(got["dropped"] - since, 6) == 9.0
+    assert got["reasons"] == {"missing port in address": 1, "y": 1}
     assert fps.sync_failures("\n".join(lines), "apiserver-abc", since + 2, since + 5, year) == {
         "failures": [],
         "dropped": None,
+        "reasons": {},
     }
 
 
@@ -104,14 +106,26 @@ def start(spawned, lease, new_200, ready, old, failures, quota="none", balancers
 
 
 def test_derive_measures_from_the_new_servers_first_200_and_its_readyz():
-    s = start(0.0, 4.0, 5.0, 7.0, {"a": 9.115, "b": None}, {"a": [4.0], "b": []})
+    failures = [4.0, 4.04, 4.09, 4.16, 4.26, 4.44, 4.79, 5.45, 6.77]  # 9 failed syncs, the last before ready
+    s = start(0.0, 4.0, 5.0, 7.0, {"a": 8.1, "b": None}, {"a": failures, "b": []})
     d = fps.derive(s, ["a", "b"])
     assert d["startup_s"] == 7.0 and d["lease_to_ready_s"] == 3.0
-    assert d["gap_from_new_200"] == {"a": 4.115, "b": None}
-    assert d["gap_from_ready"] == {"a": 2.115, "b": None}
-    assert d["predicted_gap_from_ready"] == {"a": 2.115, "b": None}  # attempt at 4 + 5.115
-    assert d["failed_attempts"] == {"a": 1, "b": 0}
+    assert d["gap_from_new_200"] == {"a": 3.1, "b": None}
+    assert d["gap_from_ready"] == {"a": 1.1, "b": None}
+    assert d["predicted_gap_from_ready"] == {"a": 1.05, "b": None}  # 6.77 + 5 ms * 2**8 = 8.05
+    assert d["model_error"] == {"a": 0.05, "b": None}
+    assert d["failed_attempts"] == {"a": 9, "b": 0}
     assert d["worst_gap_from_ready"] is None  # b never synced
+    assert d["old_sync_spread_s"] is None and d["balancer_window_model"] == {"readyz": None, "gate": None}
+
+
+def test_balancer_windows_from_the_direct_polls():
+    d = fps.derive(start(0, 1, 2, 5.0, {"a": 6.0, "b": 8.5}, {"a": [], "b": []}), ["a", "b"])
+    assert d["old_sync_spread_s"] == 2.5
+    assert d["balancer_window_model"] == {"readyz": 3.5, "gate": 2.5}
+    # an old server that synced before the new one was ready opens the window itself
+    d = fps.derive(start(0, 1, 2, 5.0, {"a": 4.0, "b": 5.5}, {"a": [], "b": []}), ["a", "b"])
+    assert d["balancer_window_model"] == {"readyz": 1.5, "gate": 1.5}
 
 
 def test_summary_per_old_server_balancers_and_quota_groups():
@@ -131,9 +145,11 @@ def test_summary_per_old_server_balancers_and_quota_groups():
     assert summary["balancers"]["readyz"]["starts_with_false_404"] == 2
     assert summary["balancers"]["readyz"]["false_404"] == 6
     assert summary["balancers"]["gate"]["false_404"] == 0
-    assert list(summary["by_cpu_quota"]) == ["50", "none"]
+    assert list(summary["by_cpu_quota"]) == ["none", "50"]
     assert summary["by_cpu_quota"]["50"]["starts"] == 2
     assert summary["correlation"]["startup_vs_worst_gap"]["spearman"] == 1.0
+    assert summary["old_sync_spread_s"]["max"] == 5
+    assert summary["balancer_window_model"]["readyz"]["max"] == 6
     result = {
         "meta": {
             "started_utc": "2026-12-03 06:00 UTC",
