@@ -45,6 +45,7 @@ from skewsafe_harness.pins import new_version, old_version
 
 from . import first_peer_stats as fps
 from .discover import local_discovery, new_only
+from .harness_run import version_hook
 from .targets import Target, auth_headers, load_credentials, pool
 from .tcplb import TcpBalancer
 
@@ -195,9 +196,48 @@ class Run:
         stop["old_404_s"] = self.wait_for(lambda: all(self.direct(n, self.path) == 404 for n in OLD), 90)
         return stop
 
+    def logged_failures(self, name: str, offset: int, since: float) -> list:
+        with open(self.h.node_dir(name) / "kube-apiserver.log", "rb") as handle:
+            handle.seek(offset)
+            text = handle.read().decode(errors="replace")
+        return fps.sync_failures(text, self.lease, since, time.time() + 1, datetime.now().year)["failures"]
+
+    def upgrade_stop(self) -> dict:
+        """--upgrade: run cp-3 at the old version first, as the node ran before ``kubeadm upgrade apply``.
+
+        cp-3 is re-rendered by the old version's kubeadm and started; once every old server's retries for
+        it are over (the attempt after its last logged failure has run), it is stopped with SIGTERM and
+        rendered by the new version's kubeadm, as kubeadm upgrade does, ready to be started.
+        """
+        server, old = self.h.servers[NEW], self.h.servers["cp-1"].version
+        new = server.version
+        self.stop_new()
+        offsets = {n: (self.h.node_dir(n) / "kube-apiserver.log").stat().st_size for n in OLD}
+        since = time.time()
+        server.version = old
+        self.h.render(NEW, version_hook(new, old))
+        self.h.start_server(NEW)
+        ready = time.time()
+        deadline = ready + 300
+        while time.time() < deadline:
+            failures = {n: self.logged_failures(n, offsets[n], since) for n in OLD}
+            retries_over = all(
+                not f or (f[-1] < ready and time.time() > fps.next_attempt(f) + 1) for f in failures.values()
+            )
+            if retries_over:
+                break
+            time.sleep(0.5)
+        stop = self.stop_new()
+        stop["old_version_ran_s"] = round(time.time() - ready, 1)
+        server.version = new
+        rendered = time.monotonic()
+        self.h.render(NEW, version_hook(old, new))
+        stop["render_s"] = round(time.monotonic() - rendered, 1)
+        return stop
+
     def one(self, index: int, quota) -> dict:
         args = self.args
-        record = {"index": index, "cpu_quota": quota, "stop": self.stop_new()}
+        record = {"index": index, "cpu_quota": quota, "stop": self.upgrade_stop() if args.upgrade else self.stop_new()}
         time.sleep(args.settle)
         self.limit.set(quota)
         offsets = {n: (self.h.node_dir(n) / "kube-apiserver.log").stat().st_size for n in OLD}
@@ -347,6 +387,11 @@ def main(argv=None) -> int:
     parser.add_argument("--linger", type=float, default=1.0, help="seconds to keep polling once every server answers")
     parser.add_argument("--ready-timeout", type=float, default=900)
     parser.add_argument("--sync-timeout", type=float, default=60)
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="before each start run cp-3 at the old version and re-render it with the new kubeadm (slower)",
+    )
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
@@ -375,6 +420,7 @@ def main(argv=None) -> int:
         "cpu_quotas": args.cpu_quotas,
         "interval": args.interval,
         "lb_interval": args.lb_interval,
+        "upgrade": args.upgrade,
         "balancer_labels": BALANCER_LABELS if args.balancers else {},
     }
     servers = [("cp-1", old), ("cp-2", old), (NEW, new)]

@@ -238,6 +238,10 @@ def derive(start: dict, old_names: list) -> dict:
     out["worst_gap_from_ready"] = max(gaps) if len(gaps) == len(old_names) else None
     gaps = [g for g in out["gap_from_new_200"].values() if g is not None]
     out["worst_gap_from_new_200"] = max(gaps) if len(gaps) == len(old_names) else None
+    # The back-off before the successful attempt is as long as all earlier ones together, so the gap after
+    # ready stays below the time from the identity lease to ready (plus that attempt's own duration).
+    worst, lead = out["worst_gap_from_ready"], out["lease_to_ready_s"]
+    out["gap_over_lease_to_ready"] = round(worst / lead, 3) if worst is not None and lead else None
     synced = [(start.get("old_200") or {}).get(name) for name in old_names]
     if None in synced or start.get("ready") is None:
         out["old_sync_spread_s"] = None
@@ -284,6 +288,7 @@ def summarize(starts: list, old_names: list, hidden_by: tuple = (2.0, 4.0, 10.0)
         "balancer_window_model": {
             lb: distribution([d["balancer_window_model"][lb] for d in derived]) for lb in ("readyz", "gate")
         },
+        "gap_over_lease_to_ready": distribution([d["gap_over_lease_to_ready"] for d in derived]),
         "startup_s": distribution(startup),
         "lease_to_ready_s": distribution(lease_to_ready),
         "new_200_before_ready_s": distribution(
@@ -350,11 +355,18 @@ def markdown(result: dict) -> str:
         "",
         f"Harness: {', '.join(old_names)} at v{meta['old']} (MVP on: `--peer-ca-file`), {meta['new_server']} at "
         f"v{meta['new']} started {summary['starts']} times (stopped with SIGTERM between starts, which deletes its "
-        f"identity lease, as the kubelet stops the old static Pod in `kubeadm upgrade apply`). New-only resource: "
+        f"identity lease, as the kubelet stops the old static Pod in `kubeadm upgrade apply`"
+        + (
+            f"; before each start it ran at v{meta['old']} and was rendered again by v{meta['new']}'s kubeadm"
+            if meta.get("upgrade")
+            else ""
+        )
+        + "). New-only resource: "
         f"`{meta['gvr']}`; every {meta['interval'] * 1000:g} ms each server is asked directly. CPU quota of the new "
         f"server per start: {', '.join(str(q) for q in meta['cpu_quotas'])} (% of one CPU; none = unthrottled). "
         f"Load average (1 min) at the starts: median {_f(summary['load_1m']['median'], '')}, "
         f"range {_f(summary['load_1m']['min'], '')} to {_f(summary['load_1m']['max'], '')}. "
+        f"`uptime` before: {meta.get('uptime_before', '-')}; after: {meta.get('uptime_after', '-')}. "
         f"Command: `{meta['command']}` ({meta['wall_s']:.0f} s).",
         "",
         "Time until each old server first answers the new-only resource with 200 (proxied):",
@@ -385,6 +397,11 @@ def markdown(result: dict) -> str:
         f"{_f(corr['startup_vs_worst_gap']['pearson'], '')}, Spearman {_f(corr['startup_vs_worst_gap']['spearman'], '')}; "
         f"identity lease to ready Pearson {_f(corr['lease_to_ready_vs_worst_gap']['pearson'], '')}, "
         f"Spearman {_f(corr['lease_to_ready_vs_worst_gap']['spearman'], '')}."
+    )
+    ratio = summary["gap_over_lease_to_ready"]
+    lines.append(
+        "Worst gap from /readyz divided by the time from the identity lease to /readyz: "
+        f"median {_f(ratio['median'], '')}, p90 {_f(ratio['p90'], '')}, max {_f(ratio['max'], '')}."
     )
     model = [summary["per_old_server"][n]["model_error"] for n in old_names]
     lines.append(
@@ -442,5 +459,29 @@ def markdown(result: dict) -> str:
             f"admitted after the gate median {_f(model['gate']['median'])}, p90 {_f(model['gate']['p90'])}, "
             f"max {_f(model['gate']['max'])} (n {model['gate']['n']}).",
         ]
+    starts = result.get("starts") or []
+    if starts:
+        lines += [
+            "",
+            "Per start (seconds; gaps from the new server's /readyz 200; attempts = failed syncs each old server "
+            "logged; false 404s through the balancers that admit cp-3 at /readyz and after the gate):",
+            "",
+            "| # | CPU quota | load | start-up | lease to ready | "
+            + " | ".join(f"gap {n}" for n in old_names)
+            + " | attempts | spread | false 404s readyz / gate |",
+            "|---:|---|---:|---:|---:|" + "---:|" * len(old_names) + "---:|---:|---:|",
+        ]
+        for s in starts:
+            d = s["derived"]
+            lbs = s.get("balancers") or {}
+            lb = " / ".join(str(lbs[k]["false_404"]) if k in lbs else "-" for k in ("readyz", "gate"))
+            attempts = "/".join(str(d["failed_attempts"][n]) for n in old_names)
+            load = s.get("load") or [None]
+            lines.append(
+                f"| {s.get('index', '')} | {s.get('cpu_quota')} | {_f(load[0] and round(load[0], 1), '')} | "
+                f"{_f(d['startup_s'], '')} | {_f(d['lease_to_ready_s'], '')} | "
+                + " | ".join(_f(d["gap_from_ready"][n], "") for n in old_names)
+                + f" | {attempts} | {_f(d['old_sync_spread_s'], '')} | {lb} |"
+            )
     lines.append("")
     return "\n".join(lines)

@@ -115,7 +115,7 @@ def test_derive_measures_from_the_new_servers_first_200_and_its_readyz():
     assert d["predicted_gap_from_ready"] == {"a": 1.05, "b": None}  # 6.77 + 5 ms * 2**8 = 8.05
     assert d["model_error"] == {"a": 0.05, "b": None}
     assert d["failed_attempts"] == {"a": 9, "b": 0}
-    assert d["worst_gap_from_ready"] is None  # b never synced
+    assert d["worst_gap_from_ready"] is None and d["gap_over_lease_to_ready"] is None  # b never synced
     assert d["old_sync_spread_s"] is None and d["balancer_window_model"] == {"readyz": None, "gate": None}
 
 
@@ -136,8 +136,8 @@ def test_summary_per_old_server_balancers_and_quota_groups():
         start(0, 1, 2, 6, {"a": 9, "b": 7}, {"a": [1], "b": [1]}, "50", {"readyz": lb_ok, "gate": lb_ok}),
         start(0, 1, 2, 9, {"a": 10, "b": 15}, {"a": [1], "b": [1]}, "50", {"readyz": lb_bad, "gate": lb_ok}),
     ]
-    for s in starts:
-        s["derived"] = fps.derive(s, ["a", "b"])
+    for index, s in enumerate(starts):
+        s["index"], s["derived"] = index, fps.derive(s, ["a", "b"])
     summary = fps.summarize(starts, ["a", "b"])
     assert summary["per_old_server"]["a"]["gap_from_ready"] == {"n": 3, "min": 1, "median": 1, "p90": 3, "max": 3}
     assert summary["worst_old_server"]["gap_from_ready"]["max"] == 6
@@ -150,6 +150,7 @@ def test_summary_per_old_server_balancers_and_quota_groups():
     assert summary["correlation"]["startup_vs_worst_gap"]["spearman"] == 1.0
     assert summary["old_sync_spread_s"]["max"] == 5
     assert summary["balancer_window_model"]["readyz"]["max"] == 6
+    assert summary["gap_over_lease_to_ready"]["median"] == 0.75  # 6 s after a lease 8 s before ready
     result = {
         "meta": {
             "started_utc": "2026-12-03 06:00 UTC",
@@ -166,7 +167,9 @@ def test_summary_per_old_server_balancers_and_quota_groups():
             "wall_s": 100.0,
         },
         "summary": summary,
+        "starts": starts,
     }
     text = fps.markdown(result)
     assert "| a: new server's /readyz 200 | 3 | 1 s | 1 s | 3 s | 3 s |" in text
     assert "| gate | 3 | 0 | 0 / 150 |" in text
+    assert "| 2 | 50 | 2 | 9 | 8 | 1 | 6 | 1/1 | 5 | 3 / 0 |" in text
