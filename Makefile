@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench help
+.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench bench-first-peer help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
@@ -17,6 +17,7 @@ help:
 	@echo "make demo          lab-up, then upgrade it with skewsafe.kubeadm.upgrade and show the report"
 	@echo "make lab-down      remove every container, network, rule and daemon the lab created"
 	@echo "make bench         mvp_check micro-benchmark + lab upgrades under load, MVP on/off -> report (BENCH_TARGET=harness: no lab)"
+	@echo "make bench-first-peer  the first-peer 404 window on the harness (FIRST_PEER_ARGS=\"--starts 30\"; no lab)"
 
 test:
 	hack/test.sh
@@ -53,3 +54,6 @@ demo:
 
 bench: k8s-bins
 	bench/run.sh
+
+bench-first-peer: k8s-bins
+	bench/first_peer.sh $(FIRST_PEER_ARGS)

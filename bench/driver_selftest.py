@@ -29,7 +29,8 @@ def stand_in_playbook(harness: Harness) -> list:
     gate = {"kubeconfig": str(harness.kubeconfig), "endpoints": endpoints, "mode": "mixed", "wait_timeout": 60}
     return [
         {
-            "name": "Stand-in upgrade",
+            # The default order: every control plane's components behind the gate, then the control-plane kubelets.
+            "name": "Stand-in upgrade | Control-plane components",
             "hosts": "kube_control_plane",
             "serial": 1,
             "gather_facts": False,
@@ -44,9 +45,15 @@ def stand_in_playbook(harness: Harness) -> list:
                     "skewsafe.kubeadm.mvp_check": gate,
                     "run_once": True,
                 },
-                {"name": "Node upgrade | Restart kubelet", "ansible.builtin.command": "sleep 1"},
             ],
-        }
+        },
+        {
+            "name": "Stand-in upgrade | Control-plane kubelets",
+            "hosts": "kube_control_plane",
+            "serial": 1,
+            "gather_facts": False,
+            "tasks": [{"name": "Node upgrade | Restart kubelet", "ansible.builtin.command": "sleep 1"}],
+        },
     ]
 
 

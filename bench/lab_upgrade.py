@@ -3,6 +3,10 @@
     python -m bench.lab_upgrade --mvp on  --out bench/out/lab/mvp-on
     python -m bench.lab_upgrade --mvp off --out bench/out/lab/mvp-off   # needs skewsafe_mvp_enable
     python -m bench.lab_upgrade --mvp on --out /tmp/x --dry-run         # print the plan, touch nothing
+    python -m bench.lab_upgrade --mvp on --order node_by_node --out bench/out/lab/mvp-on-kubeadm-order
+
+--order is the control-plane order (skewsafe_control_plane_order); by default the collection's own
+(components_first) with MVP on, kubeadm's (node_by_node) with MVP off, so that run stays stock kubeadm.
 
 Writes into --out: requests.jsonl (+ .meta.json) from bench.loadgen, events.jsonl from the
 bench_events callback (per-task timing, node transitions), ansible.log, lab-up.log and
@@ -93,7 +97,13 @@ def playbook_cmd(args, inventory: Path, new: str) -> list:
         "-e",
         f"skewsafe_artifacts_dir={args.out / 'artifacts'}",
     ]
+    cmd += ["-e", f"skewsafe_control_plane_order={control_plane_order(args)}"]
     return cmd + (["-e", f"{MVP_OFF_VAR}=false"] if args.mvp == "off" else [])
+
+
+def control_plane_order(args) -> str:
+    """--order, else the collection's order with MVP on and kubeadm's documented one with MVP off (stock kubeadm)."""
+    return getattr(args, "order", None) or ("components_first" if args.mvp == "on" else "node_by_node")
 
 
 def playbook_env(args) -> dict:
@@ -125,8 +135,9 @@ def run(args) -> int:
     lab, meta = (
         args.lab_dir,
         {
-            "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}",
+            "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}, {control_plane_order(args)}",
             "mvp": args.mvp == "on",
+            "control_plane_order": control_plane_order(args),
             "old": old,
             "new": new,
             "rate": args.rate,
@@ -182,6 +193,11 @@ def main(argv=None) -> int:
     # For testing the driver without the lab: another inventory.ini/admin.conf directory and playbook.
     parser.add_argument("--lab-dir", type=Path, default=default_lab_dir(), help="with inventory.ini and admin.conf")
     parser.add_argument("--playbook", default="skewsafe.kubeadm.upgrade")
+    parser.add_argument(
+        "--order",
+        choices=("components_first", "node_by_node"),
+        help="skewsafe_control_plane_order (default: components_first with MVP on, node_by_node with MVP off)",
+    )
     args = parser.parse_args(argv)
     args.out = args.out.resolve()
     return run(args)

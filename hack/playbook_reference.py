@@ -108,9 +108,27 @@ def play_title(play: dict) -> str:
 
 
 def play_roles(play: dict) -> list[str]:
-    roles = []
+    """The roles a play runs, from ``roles:`` and from its own include_role/import_role tasks, each with the task
+    files (entry points) it runs when that is not only ``main`` (```x`: `components`, `main```)."""
+    entries: dict[str, list[str]] = {}
     for role in play.get("roles") or []:
-        roles.append(role if isinstance(role, str) else role.get("role") or role.get("name"))
+        entries.setdefault(role if isinstance(role, str) else role.get("role") or role.get("name"), []).append("main")
+    for section in ("pre_tasks", "tasks", "post_tasks"):
+        for task in play.get(section) or []:
+            for action in (
+                "ansible.builtin.include_role",
+                "include_role",
+                "ansible.builtin.import_role",
+                "import_role",
+            ):
+                if isinstance(task.get(action), dict):
+                    args = task[action]
+                    entry = Path(str(args.get("tasks_from") or "main")).stem
+                    entries.setdefault(args.get("name"), []).append(entry)
+    roles = []
+    for role, points in entries.items():
+        points = list(dict.fromkeys(points))
+        roles.append(code(role) if points == ["main"] else f"{code(role)}: {', '.join(map(code, points))}")
     return roles
 
 
@@ -135,7 +153,7 @@ def playbook_section(root: Path) -> list[str]:
                 entry += f": runs `{COLLECTION}.{Path(imported).stem}`"
             roles = play_roles(play)
             if roles:
-                entry += " (role " + ", ".join(code(r) for r in roles) + ")"
+                entry += " (role " + ", ".join(roles) + ")"
             tags = play.get("tags") or []
             if tags:
                 entry += "; tags " + ", ".join(code(t) for t in ([tags] if isinstance(tags, str) else tags))

@@ -229,7 +229,7 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not version_path and not patch_upgrade" -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not external_etcd and not version_path and not patch_upgrade" -rA -s
 }
 
 # Not in `make test` (CI budget: the older patch is one more build): `make test-lab` runs it. The harness trio,
@@ -255,10 +255,13 @@ tier_faults() {
 
 # Not in `make test` either: the other lab shapes, one lab each (the lab has fixed names: one at a time).
 tier_shapes() {
-  set -e
   cd "$repo"
+  local rc=0
   LAB_TOPOLOGY=single PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
-    in_venv python -m pytest tests/e2e -m single_control_plane -rA -s
+    in_venv python -m pytest tests/e2e -m single_control_plane -rA -s || rc=1
+  LAB_TOPOLOGY=external-etcd PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
+    in_venv python -m pytest tests/e2e -m external_etcd -rA -s || rc=1
+  return "$rc"
 }
 
 # Not in `make test` either: a lab that starts at another version (default: the oldest harness version,

@@ -2,10 +2,10 @@
 # Build the node runtime from the Go module proxy, cached by version:
 #   containerd (containerd, containerd-shim-runc-v2, ctr), runc (cgo + libseccomp, static),
 #   crictl, CNI plugins (bridge, host-local, loopback, portmap), and CoreDNS at the versions
-#   kubeadm K8S_OLD_VERSION/K8S_NEW_VERSION deploy (only with BUILD_COREDNS=1; the lab runs
-#   without CoreDNS by default).
+#   kubeadm deploys for each Kubernetes version given (default K8S_OLD_VERSION K8S_NEW_VERSION;
+#   BUILD_COREDNS=0 leaves CoreDNS out, and the lab then runs without it).
 #
-#   lab/build-deps.sh            -> $LAB_CACHE/<name>-<version>/bin/*
+#   lab/build-deps.sh [K8S_VERSION ...]   -> $LAB_CACHE/<name>-<version>/bin/*
 #
 # Each component gets a tiny module that requires the upstream module at the pinned
 # version (as hack/build-upstream.sh does for k8s.io/kubernetes), so MVS picks exactly
@@ -82,9 +82,11 @@ CGO_ENABLED=0 build cni-plugins "$CNI_PLUGINS_VERSION" "$CNI" "bridge host-local
   -ldflags "-s -w -X $CNI/pkg/utils/buildversion.BuildVersion=v$CNI_PLUGINS_VERSION" \
   "$CNI/plugins/main/bridge" "$CNI/plugins/ipam/host-local" "$CNI/plugins/main/loopback" "$CNI/plugins/meta/portmap"
 
-# CoreDNS for each Kubernetes version the lab runs (kubeadm's CoreDNSVersion); only with BUILD_COREDNS=1.
-if [ "${BUILD_COREDNS:-0}" = 1 ]; then
-  for kv in "$K8S_OLD_VERSION" "$K8S_NEW_VERSION"; do
+# CoreDNS for each Kubernetes version the lab runs (kubeadm's CoreDNSVersion); BUILD_COREDNS=0 leaves it out.
+if [ "${BUILD_COREDNS:-1}" = 1 ]; then
+  versions=("$@")
+  [ ${#versions[@]} -gt 0 ] || versions=("$K8S_OLD_VERSION" "$K8S_NEW_VERSION")
+  for kv in "${versions[@]}"; do
     cv=$(kubeadm_const "$kv" CoreDNSVersion); cv=${cv#v}
     [ -n "$cv" ] || die "no CoreDNSVersion in kubeadm v$kv constants"
     CGO_ENABLED=0 build coredns "$cv" github.com/coredns/coredns "coredns" -- \

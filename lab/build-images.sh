@@ -75,7 +75,7 @@ build_image() { # REF K8S_VERSION
       args+=(--file "$(pause_bin "$tag" "$kv"):/pause" --user 65535:65535 --entrypoint '["/pause"]') ;;
     coredns)
       bin="$LAB_CACHE/coredns-${tag#v}/bin/coredns"
-      [ -x "$bin" ] || die "$bin missing: run lab/build-deps.sh (BUILD_COREDNS=1)"
+      [ -x "$bin" ] || die "$bin missing: run lab/build-deps.sh ${tag#v} (or BUILD_COREDNS=0)"
       args+=(--dir tmp:1777 --file "$bin:/coredns" --entrypoint '["/coredns"]') ;;
     *) die "no recipe for image $ref" ;;
   esac
@@ -91,8 +91,8 @@ for kv in "${versions[@]}"; do
   list=$("$kubeadm" config images list --kubernetes-version "v$kv" --image-repository registry.k8s.io)
   : >"$IMG/v$kv.list.tmp"
   for ref in $list; do
-    if [[ $ref == */coredns/* ]] && [ "${BUILD_COREDNS:-0}" != 1 ]; then
-      log "$ref: skipped (CoreDNS is off in the lab unless BUILD_COREDNS=1)"; continue
+    if [[ $ref == */coredns/* ]] && [ "${BUILD_COREDNS:-1}" != 1 ]; then
+      log "$ref: skipped (BUILD_COREDNS=0: the lab runs without CoreDNS)"; continue
     fi
     build_image "$ref" "$kv"
     echo "$ref $(img_file "$ref")" >>"$IMG/v$kv.list.tmp"

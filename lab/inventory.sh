@@ -38,9 +38,9 @@ cp1=$(head -1 <<<"$cps" | cut -d' ' -f1)
   echo "skewsafe_package_repo_base_url=http://$LAB_GATEWAY:$REPO_PORT"
   # The lab repository is signed with the lab's own key (lab/build-debs.sh): the roles check its fingerprint.
   echo "skewsafe_package_repo_key_fingerprint=$(cat "$LAB_CACHE/repo-key/fingerprint")"
-  # This host is cgroup v1 (kubeadm's SystemVerification fails on it); and the lab runs without
-  # CoreDNS (dns.disabled), so kubeadm upgrade's CoreDNS checks fail with "start version '' not supported".
-  if [ "${BUILD_COREDNS:-0}" != 1 ]; then
+  # This host is cgroup v1 (kubeadm's SystemVerification fails on it); a lab made with BUILD_COREDNS=0 runs
+  # without CoreDNS (dns.disabled), so kubeadm upgrade's CoreDNS checks fail with "start version '' not supported".
+  if [ "${BUILD_COREDNS:-1}" != 1 ]; then
     echo "control_plane_upgrade_ignore_preflight_errors=['SystemVerification', 'CoreDNSUnsupportedPlugins', 'CoreDNSMigration']"
   else
     echo "control_plane_upgrade_ignore_preflight_errors=['SystemVerification']"

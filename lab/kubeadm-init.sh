@@ -11,13 +11,23 @@ set -euo pipefail
 node=${1:?usage: kubeadm-init.sh NODE IP [K8S_VERSION]} ip=${2:?} kv=${3:-$K8S_OLD_VERSION}
 
 endpoint=${CONTROL_PLANE_ENDPOINT:-$LAB_LB_IP:6443}
-# CoreDNS is off unless BUILD_COREDNS=1 (then lab/build-deps.sh and lab/build-images.sh build
-# it): v1beta4 `dns.disabled` keeps both `kubeadm init` and `kubeadm upgrade apply` from
+# CoreDNS is on (lab/build-deps.sh and lab/build-images.sh build it from its Go module); BUILD_COREDNS=0
+# sets v1beta4 `dns.disabled`, which keeps both `kubeadm init` and `kubeadm upgrade apply` from
 # deploying or upgrading it (it is stored in the kubeadm-config ConfigMap).
 dns_disabled=true
-if [ "${BUILD_COREDNS:-0}" = 1 ]; then
+if [ "${BUILD_COREDNS:-1}" = 1 ]; then
   dns_disabled=false
-  grep -q '/coredns/' "$LAB_CACHE/images/v$kv.list" || die "BUILD_COREDNS=1 but no CoreDNS image: BUILD_COREDNS=1 lab/build-images.sh $kv"
+  grep -q '/coredns/' "$LAB_CACHE/images/v$kv.list" || die "no CoreDNS image for v$kv: lab/build-images.sh $kv (or BUILD_COREDNS=0 for a lab without it)"
+fi
+
+# LAB_ETCD_ENDPOINTS (lab/etcd-external.sh): etcd outside the control planes, as kubeadm's etcd.external
+# (its client certificate and CA are on every control plane already); unset: kubeadm's stacked etcd.
+etcd_config=
+if [ -n "${LAB_ETCD_ENDPOINTS:-}" ]; then
+  etcd_config=$(printf '%s\n' "etcd:" "  external:" "    endpoints: [\"$LAB_ETCD_ENDPOINTS\"]" \
+    "    caFile: /etc/kubernetes/pki/etcd/ca.crt" \
+    "    certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt" \
+    "    keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key")
 fi
 
 ldocker exec -i "$node" tee /root/kubeadm.yaml >/dev/null <<EOF
@@ -43,6 +53,7 @@ imageRepository: registry.k8s.io
 controlPlaneEndpoint: "$endpoint"
 dns:
   disabled: $dns_disabled
+$etcd_config
 networking:
   podSubnet: $POD_SUBNET
   serviceSubnet: $SERVICE_SUBNET

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole lab, converging (re-running on a running lab changes nothing that is already right):
 #   lab/up.sh [CONTROL_PLANES [WORKERS]]      default 3 control planes + 2 workers at K8S_OLD_VERSION
-#   LAB_TOPOLOGY=ha (default: 3 + 2) | single (1 control plane + 1 worker) sets the default counts.
+#   LAB_TOPOLOGY=ha (default: 3 + 2) | single (1 control plane + 1 worker) | external-etcd (2 + 1, and etcd in a
+#   container of its own outside the control planes, kubeadm's etcd.external) sets the shape.
 # 1. builds what is missing (all cached): runtime, images of both pinned versions, .deb
 #    packages + apt repository, node image; own dockerd; repository server on $LAB_GATEWAY
 # 2. haproxy LB at $LAB_LB_IP in front of every control plane (controlPlaneEndpoint)
@@ -22,7 +23,8 @@ deps_checked
 case ${LAB_TOPOLOGY:-ha} in
   ha) def_cp=3 def_w=2 ;;
   single) def_cp=1 def_w=1 ;;
-  *) die "LAB_TOPOLOGY=${LAB_TOPOLOGY}: known shapes are ha and single (external etcd is not built yet)" ;;
+  external-etcd) def_cp=2 def_w=1 ;;
+  *) die "LAB_TOPOLOGY=${LAB_TOPOLOGY}: known shapes are ha, single and external-etcd" ;;
 esac
 ncp=${1:-$def_cp} nw=${2:-$def_w} kv=${K8S_VERSION:-$K8S_OLD_VERSION}
 [ "$ncp" -ge 1 ] || die "need at least one control plane"
@@ -32,7 +34,7 @@ net=${LAB_SUBNET%.*}
 # every version the lab can be upgraded to from $kv, its own included (images and packages of each)
 mapfile -t lab_versions < <(printf '%s\n' "$kv" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION" | sort -uV)
 
-"$LAB_DIR/build-deps.sh"; tick build-deps
+"$LAB_DIR/build-deps.sh" "${lab_versions[@]}"; tick build-deps
 "$LAB_DIR/build-images.sh" "${lab_versions[@]}"; tick build-images
 "$LAB_DIR/build-debs.sh" "${lab_versions[@]}"; tick "build-debs + repository"
 "$LAB_DIR/dockerd.sh" start
@@ -72,7 +74,11 @@ wait_ready() { # NODE...
   done
 }
 
-"$LAB_DIR/kubeadm-init.sh" "$cp1" "$ip1" "$kv"; tick "$cp1 kubeadm init + CNI"
+etcd_endpoints=
+if [ "${LAB_TOPOLOGY:-ha}" = external-etcd ]; then
+  etcd_endpoints=$("$LAB_DIR/etcd-external.sh" "$kv" "$cp1" "${cps[@]}" | tail -1); tick "external etcd $etcd_endpoints"
+fi
+LAB_ETCD_ENDPOINTS=$etcd_endpoints "$LAB_DIR/kubeadm-init.sh" "$cp1" "$ip1" "$kv"; tick "$cp1 kubeadm init + CNI"
 [ "$(kc get --raw /readyz)" = ok ] || die "/readyz not ok"
 wait_ready "$cp1"; tick "$cp1 Ready"
 

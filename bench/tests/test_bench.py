@@ -111,3 +111,21 @@ def test_timing_splits_external_work_from_orchestration():
 def test_linear_fit():
     fit = linear_fit([(3, 1.0), (5, 1.4), (7, 1.8)])
     assert fit["per_server_s"] == 0.2 and fit["worst_residual"] == 0
+
+
+def test_lab_upgrade_control_plane_order():
+    from argparse import Namespace
+    from pathlib import Path
+
+    from bench.lab_upgrade import playbook_cmd
+
+    def order(**kw):
+        args = Namespace(playbook="skewsafe.kubeadm.upgrade", out=Path("/tmp/x"), order=None, **kw)
+        cmd = playbook_cmd(args, Path("inventory.ini"), "1.37.2")
+        return [a.split("=", 1)[1] for a in cmd if a.startswith("skewsafe_control_plane_order=")]
+
+    # the collection's order with MVP on; stock kubeadm (its own order, no MVP) with MVP off
+    assert order(mvp="on") == ["components_first"]
+    assert order(mvp="off") == ["node_by_node"]
+    args = Namespace(playbook="p", out=Path("/tmp/x"), order="node_by_node", mvp="on")
+    assert "skewsafe_control_plane_order=node_by_node" in playbook_cmd(args, Path("i"), "1.37.2")

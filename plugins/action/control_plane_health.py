@@ -102,8 +102,7 @@ class ActionModule(ActionBase):
                 },
                 task_vars,
             )
-            ok = got.get("status") == 200 and (got.get("json") or {}).get("health") in ("true", True)
-            members.append({"endpoint": server, "healthy": ok, "error": None if ok else got.get("msg")})
+            members.append(health.etcd_health_member(server, got))
         return {"mode": mode, "members": members, "error": None}
 
     def _pods(self, api, params):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _preflight, _report
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _mvp_enable, _preflight, _report
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 # The upstream package repository (one repository per minor below it); a mirror with the same layout may replace it.
@@ -81,6 +81,10 @@ def mvp_feature_gates(version):
     return _version.mvp_feature_gates(version)
 
 
+def mvp_enable_step(observed):
+    return _mvp_enable.step(observed)
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -89,6 +93,7 @@ class FilterModule:
                 "kube_minor": kube_minor,
                 "package_repo_url": package_repo_url,
                 "mvp_feature_gates": mvp_feature_gates,
+                "mvp_enable_step": mvp_enable_step,
                 "upgrade_path_hops": upgrade_path_hops,
                 "apiserver_endpoint": apiserver_endpoint,
                 "preflight_assessment": preflight_assessment,

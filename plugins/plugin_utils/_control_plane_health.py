@@ -39,6 +39,22 @@ def etcd_client_settings(manifest):
     }
 
 
+def etcd_health_member(endpoint, got):
+    """One member from the ``uri`` result of its ``/health``: etcd answers ``{"health":"true",...}`` as
+    text/plain, so ``uri`` sets no ``json`` and the body is in ``content``."""
+    body = got.get("json")
+    if body is None:
+        try:
+            body = json.loads(got.get("content") or "null")
+        except ValueError:
+            body = None
+    healthy = got.get("status") == 200 and isinstance(body, dict) and body.get("health") in ("true", True)
+    if healthy:
+        return {"endpoint": endpoint, "healthy": True, "error": None}
+    reason = (body or {}).get("reason") if isinstance(body, dict) else None
+    return {"endpoint": endpoint, "healthy": False, "error": reason or got.get("msg") or f"HTTP {got.get('status')}"}
+
+
 def parse_etcdctl_health(stdout):
     """``etcdctl endpoint health --cluster -w json`` -> [{endpoint, healthy, error}]."""
     try:

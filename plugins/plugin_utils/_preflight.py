@@ -120,9 +120,19 @@ def _component_gate_problems(config, target):
 
 
 def assess(data):
-    """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "mvp_proved"}``."""
+    """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "order": [...], "mvp_proved"}``.
+
+    ``plan``: per node, what happens to it; ``order``: the steps of the run in the order the upgrade playbook takes
+    them (``control_plane_order``: ``components_first``, the default, or ``node_by_node``).
+    """
     problems = []
     target = data.get("target")
+    order = data.get("control_plane_order") or "components_first"
+    if order not in plan.CONTROL_PLANE_ORDERS:
+        problems.append(
+            f"order: the control-plane order must be one of {', '.join(plan.CONTROL_PLANE_ORDERS)}, not {order!r}"
+        )
+        order = "components_first"
     hosts = data.get("hosts") or {}
     cps = [h for h, facts in hosts.items() if facts.get("role") != "worker"]
     first = data.get("first_control_plane") or (cps[0] if cps else None)
@@ -130,7 +140,14 @@ def assess(data):
     try:
         plan.parse(target)
     except plan.PlanError as exc:
-        return {"problems": [f"target: {exc}"], "cluster_version": None, "steps": [], "plan": [], "mvp_proved": False}
+        return {
+            "problems": [f"target: {exc}"],
+            "cluster_version": None,
+            "steps": [],
+            "plan": [],
+            "order": [],
+            "mvp_proved": False,
+        }
 
     apiserver_versions = [hosts[h].get("apiserver_version") for h in cps if hosts[h].get("apiserver_version")]
     cluster_version, steps = None, []
@@ -160,7 +177,7 @@ def assess(data):
             if hosts[h].get("apiserver_version") and _same(hosts[h]["apiserver_version"], target)
         }
     by_node = {n.get("metadata", {}).get("name"): n for n in data.get("nodes") or []}
-    node_plans = []
+    node_plans, order_nodes = [], []
     for host, facts in hosts.items():
         node = facts.get("node_name") or host
         obj = by_node.get(node)
@@ -176,8 +193,12 @@ def assess(data):
             "worker" if facts.get("role") == "worker" else ("first_control_plane" if host == first else "control_plane")
         )
         if facts.get("kubelet_version"):
+            components = (facts.get("apiserver_version") or None) if role != "worker" else None
             try:
-                node_plans.append(plan.node_plan(node, facts["kubelet_version"], target, role))
+                node_plans.append(plan.node_plan(node, facts["kubelet_version"], target, role, order, components))
+                order_nodes.append(
+                    {"node": node, "role": role, "kubelet": facts["kubelet_version"], "components": components}
+                )
             except plan.PlanError as exc:
                 problems.append(f"node {node}: {exc}")
         for cert in facts.get("expiring_certs") or []:
@@ -228,10 +249,16 @@ def assess(data):
             f"mvp: the Mixed Version Proxy is not proved on the running version ({mvp.get('msg', 'no result')}). "
             "Run the skewsafe.kubeadm.mvp_enable playbook first"
         )
+    try:
+        run_order = plan.run_order(order_nodes, target, order)
+    except plan.PlanError as exc:
+        problems.append(f"order: {exc}")
+        run_order = []
     return {
         "problems": problems,
         "cluster_version": cluster_version,
         "steps": steps,
         "plan": node_plans,
+        "order": run_order,
         "mvp_proved": mvp_proved,
     }

@@ -16,7 +16,42 @@ def _seconds(started, finished):
         end = datetime.datetime.fromisoformat(finished)
     except (TypeError, ValueError):
         return None
+    # now(utc=true).isoformat() has no offset; a time with one is compared in UTC as well
+    start, end = (t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc) for t in (start, end))
     return round((end - start).total_seconds(), 1)
+
+
+# What each phase of a control plane is called in the report (the roles record ``steps``); a worker has no steps.
+STEP_NAMES = {"components": "control-plane components", "kubelet": "control-plane kubelet"}
+
+
+def run_order(rows):
+    """The steps of the run in the order they started: ``[{"node", "step", "action", "started", "finished",
+    "seconds"}]``. A control plane's row holds its ``steps`` (components, then kubelet: in the default order every
+    control plane's components come before the first kubelet); a worker's row is one step."""
+    out = []
+    for row in rows:
+        steps = row.get("steps") or [
+            {
+                "step": "worker" if row.get("role") == "worker" else "node",
+                "action": row.get("action"),
+                "started": row.get("started"),
+                "finished": row.get("finished"),
+            }
+        ]
+        for step in steps:
+            name = STEP_NAMES.get(step.get("step"), step.get("step"))
+            out.append(
+                {
+                    "node": row.get("node"),
+                    "step": name,
+                    "action": step.get("action"),
+                    "started": step.get("started"),
+                    "finished": step.get("finished"),
+                    "seconds": _seconds(step.get("started"), step.get("finished")),
+                }
+            )
+    return sorted(out, key=lambda s: s["started"] or "")
 
 
 def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None):
@@ -41,6 +76,7 @@ def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, f
         "skipped": [r["node"] for r in rows if str(r.get("action", "")).startswith("skipped")],
         # cordoned before the run by someone else: drained and upgraded, but not uncordoned
         "kept_cordoned": [r["node"] for r in rows if r.get("kept_cordoned")],
+        "order": run_order(rows),
         "etcd_backup": etcd_backup,
     }
 
@@ -75,6 +111,11 @@ def markdown(report):
             f"| {row.get('node')} | {row.get('role')} | {row.get('from')} | {row.get('to')} | {row.get('action')} | "
             f"{row.get('seconds') if row.get('seconds') is not None else '-'} | {gate} |"
         )
+    if report.get("order"):
+        lines += ["", "## Order of the run", ""]
+        for n, step in enumerate(report["order"], 1):
+            took = f", {step['seconds']} s" if step.get("seconds") is not None else ""
+            lines.append(f"{n}. {step.get('node')}: {step.get('step')} ({step.get('action')}){took}")
     evidence = [
         (row.get("node"), p) for row in report.get("nodes", []) for p in (row.get("mvp") or {}).get("probes") or []
     ]

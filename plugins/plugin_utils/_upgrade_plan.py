@@ -65,11 +65,26 @@ def cluster_version(node_versions):
     return fmt(min(parsed))
 
 
-def node_plan(name, kubelet_version, target, role):
+# How the control planes are upgraded (skewsafe_control_plane_order): every control plane's components first, each
+# behind the gates, then the control-plane kubelets one node at a time; or each control plane whole before the
+# next (kubeadm's documented order).
+CONTROL_PLANE_ORDERS = ("components_first", "node_by_node")
+_KUBELET_LATER = "the kubelet once every control plane's components run the target"
+
+
+def _check_order(order):
+    if order not in CONTROL_PLANE_ORDERS:
+        raise PlanError(f"the control-plane order must be one of {', '.join(CONTROL_PLANE_ORDERS)}, not {order!r}")
+
+
+def node_plan(name, kubelet_version, target, role, order="node_by_node", components_version=None):
     """What happens to one node: ``{"node", "role", "from", "to", "action"}``.
 
-    ``action`` names only the kubeadm command and whether the gate follows: the roles own the steps.
+    ``action`` names only the kubeadm command and whether the gate follows: the roles own the steps. With
+    ``order="components_first"`` a control plane's kubelet comes after every control plane's components;
+    ``components_version`` (its kube-apiserver's) at the target means only its kubelet is left.
     """
+    _check_order(order)
     cur, tgt = parse(kubelet_version), parse(target)
     if cur == tgt:
         return {
@@ -84,8 +99,67 @@ def node_plan(name, kubelet_version, target, role):
     if tgt[1] - cur[1] > 3:
         raise PlanError(f"{name} runs kubelet {fmt(cur)}, more than three minors behind {fmt(tgt)}")
     kubeadm = "kubeadm upgrade apply" if role == "first_control_plane" else "kubeadm upgrade node"
-    action = f"upgrade ({kubeadm}{', then the MVP gate' if role != 'worker' else ''}, then the kubelet)"
+    if role == "worker":
+        action = f"upgrade ({kubeadm}, then the kubelet)"
+    elif order == "node_by_node":
+        action = f"upgrade ({kubeadm}, then the MVP gate, then the kubelet)"
+    elif components_version is not None and parse(components_version) == tgt:
+        action = f"upgrade (components at the target; {_KUBELET_LATER})"
+    else:
+        action = f"upgrade ({kubeadm}, then the MVP gate; {_KUBELET_LATER})"
     return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": action}
+
+
+def run_order(nodes, target, order="components_first"):
+    """The steps of an upgrade run in the order the playbook takes them: ``[{"step", "node", "phase", "what"}]``.
+
+    ``nodes``: ``[{"node", "role", "kubelet", "components"}]`` in inventory order (``components``: the control
+    plane's kube-apiserver version; workers have none). The first control plane comes first whatever its place.
+    Nodes with nothing left get no step (a rerun shows only what is left). The MVP gate after a control plane's
+    components is mixed while another control plane's components stay a minor behind, steady after the last.
+    """
+    _check_order(order)
+    tgt = parse(target)
+    cps = [n for n in nodes if n.get("role") != "worker"]
+    cps.sort(key=lambda n: n.get("role") != "first_control_plane")  # stable: the rest keep their order
+    workers = [n for n in nodes if n.get("role") == "worker"]
+
+    def behind(version):
+        return version is not None and parse(version) != tgt
+
+    components = [n for n in cps if behind(n.get("components"))]
+    kubelets = [n for n in cps if behind(n.get("kubelet"))]
+    running = [parse(n["components"]) for n in cps if n.get("components")]
+    minor_upgrade = bool(running) and min(running)[1] < tgt[1]
+    steps = []
+
+    def add(node, phase, what):
+        steps.append({"step": len(steps) + 1, "node": node["node"], "phase": phase, "what": what})
+
+    def components_step(i, node):
+        kubeadm = "kubeadm upgrade apply" if node.get("role") == "first_control_plane" else "kubeadm upgrade node"
+        mode = "mixed" if minor_upgrade and i < len(components) - 1 else "steady"
+        return f"{kubeadm}, health gate, MVP gate ({mode})"
+
+    kubelet_step = "drain, kubelet and kubectl, restart, health gate, uncordon"
+    if order == "components_first":
+        for node in cps:
+            if node in components:
+                add(node, "control-plane components", components_step(components.index(node), node))
+            elif node in kubelets:  # a rerun: its components are done, its kubelet is not
+                add(node, "control-plane components", "already at the target: health gate, MVP gate")
+        for node in kubelets:
+            add(node, "control-plane kubelet", kubelet_step)
+    else:
+        for node in cps:
+            if node in components:
+                add(node, "control plane", f"{components_step(components.index(node), node)}, {kubelet_step}")
+            elif node in kubelets:
+                add(node, "control plane", f"components at the target: health gate, MVP gate, {kubelet_step}")
+    for node in workers:
+        if behind(node.get("kubelet")):
+            add(node, "worker", "kubeadm upgrade node, drain, kubelet and kubectl, restart, uncordon")
+    return steps
 
 
 # Kubelets may run up to three minors behind kube-apiserver: no path is longer than that.

@@ -29,6 +29,19 @@ WORKERS = ["sslab-w1", "sslab-w2"]
 RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
+def gate_proved(output: str, node: str) -> tuple[str, set[str], int, int] | None:
+    """What the MVP gate printed after `node`'s control-plane components (control_plane_upgrade's "Gate | say what
+    was proved" task): mode, the old servers it probed, probes proxied (200 through a peer, 404 locally), probes."""
+    found = re.search(
+        rf"\(([a-z]+) mode\) after {re.escape(node)}(?:; old servers proxying: ([^(]*) \((\d+) of (\d+) probes)?",
+        output,
+    )
+    if not found:
+        return None
+    servers = {s.strip() for s in (found[2] or "").split(",") if s.strip()}
+    return found[1], servers, int(found[3] or 0), int(found[4] or 0)
+
+
 class PlaybookRun:
     def __init__(self, returncode: int, output: str, killed: bool, seconds: float, log: Path):
         self.returncode, self.output, self.killed, self.seconds, self.log = returncode, output, killed, seconds, log
@@ -179,6 +192,61 @@ class Lab:
             if watcher:
                 watcher.join()
         return PlaybookRun(proc.returncode, "".join(lines), killed[0], time.monotonic() - started, log)
+
+    def addon_images(self) -> dict[str, str]:
+        """The images kubeadm's add-ons run: CoreDNS Deployment and kube-proxy DaemonSet."""
+        coredns = self.json("-n", "kube-system", "get", "deployment", "coredns")
+        proxy = self.json("-n", "kube-system", "get", "daemonset", "kube-proxy")
+        return {
+            "coredns": coredns["spec"]["template"]["spec"]["containers"][0]["image"],
+            "kube-proxy": proxy["spec"]["template"]["spec"]["containers"][0]["image"],
+        }
+
+    def assert_addons_at(self, version: str, tmp_path: Path) -> None:
+        """CoreDNS and kube-proxy run what kubeadm of `version` deploys (its own image list), every Pod of
+        both is Ready on that image, and a Pod resolves a cluster name through CoreDNS."""
+        wanted = subprocess.run(
+            [str(k8s_bin(version, "kubeadm")), "config", "images", "list", f"--kubernetes-version=v{version}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        images = self.addon_images()
+        for addon, image in images.items():
+            assert image in wanted, f"{addon} runs {image}; kubeadm v{version} deploys {wanted}"
+        self.kubectl("-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=300s")
+        self.kubectl("-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=300s")
+        # any image every node has: kube-proxy's carries Debian's libc (getent); no registry in the lab
+        name = f"dns-check-{int(time.time())}"
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "getent",
+                        "image": images["kube-proxy"],
+                        "imagePullPolicy": "Never",
+                        "command": ["getent", "hosts", "kubernetes.default.svc.cluster.local"],
+                    }
+                ],
+            },
+        }
+        manifest = tmp_path / f"{name}.json"
+        manifest.write_text(json.dumps(pod))
+        self.kubectl("apply", "-f", str(manifest))
+        self.wait_for(
+            lambda: self.json("get", "pod", name)["status"].get("phase") in ("Succeeded", "Failed"),
+            180,
+            f"pod {name} to finish",
+        )
+        phase = self.json("get", "pod", name)["status"]["phase"]
+        logs = self.kubectl("logs", name).stdout
+        service_ip = self.json("get", "service", "kubernetes")["spec"]["clusterIP"]
+        assert phase == "Succeeded" and service_ip in logs, f"DNS from a Pod: {phase}, {logs!r}"
+        self.kubectl("delete", "pod", name, "--wait=false")
 
     def wait_for(self, predicate, timeout: float, what: str, interval: float = 3):
         deadline = time.monotonic() + timeout

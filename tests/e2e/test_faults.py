@@ -4,11 +4,19 @@
 ansible-playbook is what an AWX cancel or a lost controller does. Each kill is triggered from observed
 state (a manifest, a package version, a Pod's deletion), never from a sleep:
 
-(e) a worker whose PodDisruptionBudget never yields: the run stops before that node's kubelet is
-    touched, names the PDB, and the node is schedulable again; relaxed, the rerun goes on;
+The default order (skewsafe_control_plane_order=components_first): every control plane's components, one at a
+time behind the gates, then the control-plane kubelets one at a time, then the workers. MVP is turned on by the
+upgrade itself (a fresh lab), so the first control plane is not re-rendered at the running version: kubeadm upgrade
+apply renders its flag.
+
 (a) the first control plane during `kubeadm upgrade apply`, after the kube-apiserver manifest changed
     (kubeadm is killed on the node too, so the apply is really half done);
-(b) another control plane between `kubeadm upgrade node` and its kubelet upgrade;
+(b) another control plane between `kubeadm upgrade node` and its kubelet upgrade (in this order every control
+    plane's components come before any kubelet, so the first control plane's kubelet is still old too);
+(g) the first control-plane kubelet (the first control plane's, once every control plane's components run the
+    target) after its packages and before its restart;
+(e) a worker whose PodDisruptionBudget never yields: the run stops before that node's kubelet is
+    touched, names the PDB, and the node is schedulable again; relaxed, the rerun goes on;
 (c) a worker after its packages were upgraded and before its kubelet restarted;
 (d) during the drain of a worker whose Pod has a long termination grace period;
 (f) a worker the operator cordoned before the run stays cordoned afterwards.
@@ -22,7 +30,7 @@ import subprocess
 
 import pytest
 import yaml
-from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, ReadyWatcher
+from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, ReadyWatcher, gate_proved
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
 from skewsafe_harness.pins import k8s_bin
@@ -32,7 +40,8 @@ pytestmark = pytest.mark.faults
 TARGET = f"skewsafe_kubernetes_version={NEW}"
 CORDON_MARK = "skewsafe.kubeadm/cordoned"
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-FIRST, SECOND = CONTROL_PLANES[0], CONTROL_PLANES[1]
+FIRST, SECOND, THIRD = CONTROL_PLANES
+PEER_CA_FLAG = "--peer-ca-file=/etc/kubernetes/pki/ca.crt"
 BLOCKED, OPERATORS = WORKERS[0], WORKERS[1]  # upgraded in this order (serial 1)
 SLOW_GRACE_S = 60
 
@@ -144,6 +153,10 @@ def kube_proxy_version(lab) -> str | None:
     return _manifest.image_tag(next(c["image"] for c in containers if c["name"] == "kube-proxy"))
 
 
+def apiserver_manifest(lab, node: str) -> str:
+    return lab.node_exec(node, "cat", "/etc/kubernetes/manifests/kube-apiserver.yaml", check=False)
+
+
 def node_kubelet(lab, node: str) -> str:
     return lab.nodes()[node]["status"]["nodeInfo"]["kubeletVersion"]
 
@@ -168,9 +181,16 @@ def test_workload_and_an_operator_cordon(lab, tmp_path):
 
 def test_a_killed_during_kubeadm_upgrade_apply(lab):
     after("workload")
+    seen = {"first_rerendered_at_old": False}
 
     def apiserver_manifest_changed():
-        return manifest_versions(lab, FIRST)["kube-apiserver"] == f"v{NEW}"
+        text = apiserver_manifest(lab, FIRST)
+        version = _manifest.summary(_manifest.load(text))["version"] if text else None
+        # Enabling MVP before an upgrade leaves the first control plane to kubeadm upgrade apply: its kube-apiserver
+        # must never run the old version with the flag (a restart the upgrade makes anyway).
+        if version == f"v{OLD}" and PEER_CA_FLAG in text:
+            seen["first_rerendered_at_old"] = True
+        return version == f"v{NEW}"
 
     run = lab.playbook("upgrade", "-e", TARGET, kill_state=apiserver_manifest_changed)
     assert run.killed, "the run ended before the kube-apiserver manifest changed: " + run.tail()
@@ -184,6 +204,12 @@ def test_a_killed_during_kubeadm_upgrade_apply(lab):
     assert behind, f"apply had already finished when it was killed: {left}"
     assert node_kubelet(lab, FIRST) == f"v{OLD}"
     assert manifest_versions(lab, SECOND)["kube-apiserver"] == f"v{OLD}", f"{SECOND} was touched"
+    # MVP on before the upgrade, with one restart fewer: the others re-rendered at the running version, the first not.
+    assert not seen["first_rerendered_at_old"], f"{FIRST} was re-rendered at v{OLD} before kubeadm upgrade apply"
+    assert f"{FIRST}: the first control plane: kubeadm upgrade apply {NEW} renders the flag" in run.output, run.tail()
+    for cp in (SECOND, THIRD):
+        assert PEER_CA_FLAG in apiserver_manifest(lab, cp), f"{cp} was not re-rendered with the flag before the upgrade"
+    assert PEER_CA_FLAG in apiserver_manifest(lab, FIRST), "kubeadm upgrade apply did not render the flag"
     done["a"] = True
 
 
@@ -198,24 +224,53 @@ def test_b_killed_between_kubeadm_upgrade_node_and_the_kubelet(lab):
     # The rerun finished the half-done apply on the first control plane, cluster-wide parts included.
     assert manifest_versions(lab, FIRST) == dict.fromkeys(COMPONENTS, f"v{NEW}")
     assert cluster_version(lab) == f"v{NEW}"
-    assert node_kubelet(lab, FIRST) == f"v{NEW}"
-    assert not lab.nodes()[FIRST]["spec"].get("unschedulable"), f"{FIRST} left cordoned"
-    record("b: killed after kubeadm upgrade node", run, rerun_of="a", first_control_plane="finished")
+    # Components first: no control-plane kubelet before every control plane's components are at the target.
+    assert node_kubelet(lab, FIRST) == f"v{OLD}", f"{FIRST}'s kubelet was upgraded before the other control planes"
+    assert not lab.nodes()[FIRST]["spec"].get("unschedulable"), f"{FIRST} cordoned before the kubelet phase"
+    assert manifest_versions(lab, THIRD)["kube-apiserver"] == f"v{OLD}", f"{THIRD} was touched"
+    # The first mixed gate after kubeadm upgrade apply proved proxying on every old server.
+    gate = gate_proved(run.output, FIRST)
+    assert gate and gate[0] == "mixed" and gate[1] == {SECOND, THIRD} and gate[2] == gate[3] > 0, gate
+    record("b: killed after kubeadm upgrade node", run, rerun_of="a", first_control_plane="components finished")
     assert node_kubelet(lab, SECOND) == f"v{OLD}", f"{SECOND}'s kubelet was already upgraded"
     done["b"] = True
 
 
-def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
+def test_g_killed_in_the_first_control_plane_kubelet_before_its_restart(lab):
     after("b")
+    # Every control plane's components come first, so the first kubelet restart of this run is a control plane's:
+    # the first control plane's (the kubelet phase takes them in the same order).
+    run = lab.playbook("upgrade", "-e", TARGET, kill_when=lambda line: "Node upgrade | Restart kubelet" in line)
+    assert run.killed, "the run ended before a kubelet restart: " + run.tail()
+    record("g: killed before the first control-plane kubelet restart", run, rerun_of="b")
+    for cp in CONTROL_PLANES:
+        assert manifest_versions(lab, cp) == dict.fromkeys(COMPONENTS, f"v{NEW}"), f"{cp}'s components not done first"
+    assert kube_proxy_version(lab) in (None, f"v{NEW}"), "the add-ons were not upgraded with the last control plane"
+    modes = [(gate_proved(run.output, cp) or ("not printed",))[0] for cp in CONTROL_PLANES]
+    assert modes == ["mixed", "mixed", "steady"], f"gates after each control plane's components: {modes}"
+    assert package_version(lab, FIRST).startswith(NEW), f"{FIRST}'s packages were not upgraded yet"
+    assert node_kubelet(lab, FIRST) == f"v{OLD}", f"{FIRST}'s kubelet restarted before the kill"
+    node = lab.nodes()[FIRST]
+    assert node["spec"].get("unschedulable") and CORDON_MARK in node["metadata"].get("annotations", {}), node
+    for cp in (SECOND, THIRD):
+        assert node_kubelet(lab, cp) == f"v{OLD}", f"{cp}'s kubelet went before {FIRST}'s"
+        assert not lab.nodes()[cp]["spec"].get("unschedulable"), f"{cp} cordoned before its turn"
+    done["g"] = True
+
+
+def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
+    after("g")
     run = lab.playbook(
         "upgrade", "-e", TARGET, "-e", "node_upgrade_drain_retries=2", "-e", "node_upgrade_drain_retry_delay=5"
     )
-    record("e: PDB never yields", run, rerun_of="b")
+    record("e: PDB never yields", run, rerun_of="g")
     assert run.returncode != 0, "the run went through a drain that cannot finish: " + run.tail()
     assert "default/pinned" in run.output, "the failure does not name the blocking budget: " + run.tail()
-    for cp in CONTROL_PLANES:  # the control planes, (b)'s included, were finished first
+    for cp in CONTROL_PLANES:  # the control planes, (b)'s and (g)'s included, were finished first
         assert node_kubelet(lab, cp) == f"v{NEW}", cp
         assert manifest_versions(lab, cp) == dict.fromkeys(COMPONENTS, f"v{NEW}"), cp
+        node = lab.nodes()[cp]
+        assert not node["spec"].get("unschedulable") and CORDON_MARK not in node["metadata"].get("annotations", {}), cp
     assert package_version(lab, BLOCKED).startswith(OLD), f"{BLOCKED}'s kubelet package was touched"
     node = lab.nodes()[BLOCKED]
     assert not node["spec"].get("unschedulable"), f"{BLOCKED} left cordoned although its kubelet was not touched"

@@ -102,3 +102,9 @@ def test_upgrade_renders_the_flag_and_passes_its_gate_in_steady_mode(lab):
     report = json.loads(reports[-1].read_text())
     row = next(r for r in report["nodes"] if r["node"] == CP)
     assert row["action"] == "upgraded" and (row.get("mvp") or {}).get("mode") == "steady", row
+    done["upgrade"] = True
+
+
+def test_addons_run_what_kubeadm_chose_and_dns_resolves(lab, tmp_path):
+    after("upgrade")
+    lab.assert_addons_at(NEW, tmp_path)

@@ -3,8 +3,9 @@
 Each step builds on the cluster the previous one left, as an operator's day would:
 check-mode plan (through ansible-runner, as AWX runs it) -> workload with a PodDisruptionBudget ->
 enable MVP (and rerun: nothing changes) -> a broken peer CA on one control plane stops the
-upgrade at the gate after the first control plane -> repaired, the run is killed once the first
-control plane is done -> the rerun converges -> data and the etcd snapshot -> verify.
+upgrade at the gate after the first control plane -> repaired, the run is killed right after the
+first control-plane kubelet restart (the default order: every control plane's components behind the
+gates first, then the control-plane kubelets) -> the rerun converges -> data and the etcd snapshot -> verify.
 A step whose predecessor failed fails too, saying so (the cluster is not in the state it needs).
 """
 
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, ReadyWatcher, etcd_bin
+from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, ReadyWatcher, etcd_bin, gate_proved
 from health_sampler import Sampler, lab_control_planes, summarize
 
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
@@ -89,6 +90,14 @@ def test_check_mode_through_ansible_runner_prints_the_plan_and_changes_nothing(l
     plan_lines = [m for m in job.messages() if f"-> {NEW}" in m]
     for node in CONTROL_PLANES + WORKERS:
         assert any(line.startswith(f"{node} ") and f"{OLD} -> {NEW}" in line for line in plan_lines), (node, plan_lines)
+    # The order of the run: every control plane's components (the first one's by upgrade apply), then the
+    # control-plane kubelets, then the workers.
+    order = [m.split(": ")[1:3] for m in job.messages() if m.startswith("step ")]
+    assert order == (
+        [[cp, "control-plane components"] for cp in CONTROL_PLANES]
+        + [[cp, "control-plane kubelet"] for cp in CONTROL_PLANES]
+        + [[w, "worker"] for w in WORKERS]
+    ), order
     assert job.event_files(), "ansible-runner wrote no job events"
     assert not [e for e in job.events if e["event"] == "playbook_on_vars_prompt"]
     assert lab.snapshot_state() == before
@@ -260,15 +269,31 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
     # A node the operator cordoned before the run: upgraded, but left cordoned (a control plane, because
     # with only two workers a cordoned worker leaves the PDB-protected pods nowhere to go).
     lab.kubectl("cordon", operators)
-    # Killed right after the first control plane's kubelet restart: its static Pods are restarting, and
-    # the node is still cordoned (the rerun must wait them out in preflight and uncordon it).
+    # Killed right after the first control-plane kubelet restart (the first control plane's, once every control
+    # plane's components run the target): its static Pods are restarting, and the node is still cordoned (the
+    # rerun must wait them out in preflight and uncordon it).
     marker = f"Control plane | Wait until whole again after the kubelet restart on {first}"
     killed = lab.playbook("upgrade", "-e", TARGET, kill_when=lambda line: marker in line)
     assert killed.killed, f"the run ended before {first}'s kubelet restart: " + killed.tail()
     assert lab.kubelet_version(first) == f"v{NEW}"
     node = lab.nodes()[first]
     assert node["spec"].get("unschedulable") and CORDON_MARK in node["metadata"].get("annotations", {}), node
-    assert lab.apiserver_image_tag(second) == f"v{OLD}", f"{second} was touched before the kill"
+    # Components first: every kube-apiserver at the target before the first kubelet, no other kubelet touched.
+    for name in CONTROL_PLANES[1:]:
+        assert lab.apiserver_image_tag(name) == f"v{NEW}", (
+            f"{name}'s components were not upgraded before {first}'s kubelet"
+        )
+        assert lab.kubelet_version(name) == f"v{OLD}", f"{name}'s kubelet went before {first}'s"
+    # Proxying proved while mixed, after each control plane's components but the last: every old server answered
+    # 404 locally and 200 through a peer for what only the new ones serve; steady after the last.
+    gates = {cp: gate_proved(killed.output, cp) for cp in CONTROL_PLANES}
+    assert gates[first] and gates[first][0] == "mixed" and gates[first][1] == set(CONTROL_PLANES[1:]), gates
+    assert gates[second] and gates[second][0] == "mixed" and gates[second][1] == {operators}, gates
+    assert all(g[2] == g[3] > 0 for g in (gates[first], gates[second])), gates
+    assert gates[operators] and gates[operators][0] == "steady", gates
+    assert killed.output.index(f"(steady mode) after {operators}") < killed.output.index(f"Drain {first}"), (
+        "a control-plane drain started before every control plane's components passed the gate"
+    )
 
     run = lab.playbook("upgrade", "-e", TARGET)
     print(f"\nfinal upgrade run {OLD} -> {NEW}: {run.seconds:.0f}s (killed run {killed.seconds:.0f}s)")
@@ -291,15 +316,22 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
     by_node = {n["node"]: n for n in report["nodes"]}
     assert by_node[first]["action"] == "skipped (already at target)", by_node[first]
     assert by_node[second]["action"] == "upgraded"
-    # Proxying proved while mixed: the old server answered 404 locally and 200 through its peer.
-    assert by_node[second]["mvp"]["mode"] == "mixed", by_node[second]
-    probes = by_node[second]["mvp"]["probes"]
-    assert probes and all(p["status"] == 200 and p["status_local"] == 404 for p in probes), probes
+    # Between the phases: components at the target, kubelet not. The rerun checked the components (the gate,
+    # steady now) and upgraded the kubelets, the control planes' before the workers'.
+    assert by_node[second]["mvp"]["mode"] == "steady", by_node[second]
+    steps = [(s["node"], s["step"], s["action"]) for s in report["order"]]
+    assert [s for s in steps if s[1] == "control-plane components"] == [
+        (cp, "control-plane components", "checked, already at target") for cp in CONTROL_PLANES
+    ], steps
+    upgraded = [(s[0], s[1]) for s in steps if s[2] != "checked, already at target"]
+    assert upgraded == [(cp, "control-plane kubelet") for cp in CONTROL_PLANES[1:]] + [
+        (w, "worker") for w in WORKERS
+    ], steps
     assert report["etcd_backup"]["sha256"]
     assert report["kept_cordoned"] == [operators], report["kept_cordoned"]
     lab.kubectl("uncordon", operators)
     markdown = sorted((lab.artifacts / "reports").glob("upgrade-*.md"))[-1].read_text()
-    assert second in markdown and "mixed" in markdown
+    assert second in markdown and "## Order of the run" in markdown
     done["upgrade"] = True
 
 
@@ -315,6 +347,12 @@ def test_no_two_control_planes_were_down_at_once(lab):
     assert summary["samples"] > 300, summary
     assert summary["quorum_lost_samples"] == 0, summary
     assert summary["longest_two_unhealthy_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary
+
+
+def test_addons_run_what_kubeadm_chose_and_dns_resolves(lab, tmp_path):
+    """kubeadm upgrades CoreDNS and kube-proxy with the last control plane; the lab runs CoreDNS as clusters do."""
+    after("upgrade")
+    lab.assert_addons_at(NEW, tmp_path)
 
 
 def latest_report(lab) -> dict:

@@ -3,9 +3,10 @@ in one run of the upgrade_path playbook (1.35.4 -> 1.36.5 -> 1.37.2), one story 
 it (tier paths, its own lab).
 
 Hop 1 is the upgrade playbook to 1.36.5 on a 1.35 cluster, where the Mixed Version Proxy is alpha: its first
-change turns on the gate together with --peer-ca-file on every 1.35 kube-apiserver (one without the other stops
-it from starting), then each control plane is upgraded behind the MVP gate with 1.35 servers as proxy sources
-(their rerouted counter has only a code label). Hop 2 is the pinned 1.36.5 -> 1.37.2 upgrade. The explicit gate
+change turns on the gate together with --peer-ca-file in kubeadm-config and on every 1.35 kube-apiserver but the
+first control plane's (one without the other stops it from starting; the first gets both from kubeadm upgrade apply
+at 1.36), then each control plane's components are upgraded behind the MVP gate with 1.35 servers as proxy sources
+(their rerouted counter has only a code label), then the control-plane kubelets. Hop 2 is the pinned 1.36.5 -> 1.37.2 upgrade. The explicit gate
 stays in kubeadm-config: still valid on 1.36 and 1.37.
 """
 
@@ -88,8 +89,8 @@ def test_the_path_enables_the_alpha_proxy_and_every_hop_passes_the_gate(lab):
     assert GATE in extra.get("feature-gates", ""), extra
     assert lab.json("get", "configmap", "before-path-upgrade")["data"] == {"created": "before"}
 
-    # one report per hop, oldest first; in each, the first control plane's gate proved proxying from the
-    # servers still at the hop's start version (1.35 sources in hop 1)
+    # one report per hop, oldest first; in each, the first control plane's gate proved proxying from every
+    # server still at the hop's start version (1.35 sources in hop 1)
     reports = [json.loads(p.read_text()) for p in sorted((lab.artifacts / "reports").glob("upgrade-*.json"))]
     assert [r["target"] for r in reports[-2:]] == HOPS, [r.get("target") for r in reports]
     first = CONTROL_PLANES[0]
@@ -99,6 +100,11 @@ def test_the_path_enables_the_alpha_proxy_and_every_hop_passes_the_gate(lab):
         assert rows[first]["mvp"]["mode"] == "mixed", rows[first]
         probes = rows[first]["mvp"]["probes"]
         assert probes and all(p["status"] == 200 and p["status_local"] == 404 for p in probes), probes
+        assert {p["server"] for p in probes} == set(CONTROL_PLANES[1:]), probes
+        # components first: every control plane's components before the first control-plane kubelet
+        steps = [(s["node"], s["step"]) for s in report["order"]]
+        last_components = max(i for i, s in enumerate(steps) if s[1] == "control-plane components")
+        assert last_components < min(i for i, s in enumerate(steps) if s[1] == "control-plane kubelet"), steps
         print(f"[path hop to {report['target']}] {report.get('started')} -> {report.get('finished')}")
     done["upgraded"] = True
 

@@ -39,6 +39,8 @@ def test_survey_variables_are_playbook_options_with_the_same_type():
             assert question["default"] == opts[name]["default"], name
         if question["type"] == "integer":
             assert question["min"] <= question["default"] <= question["max"], name
+        if question["type"] == "multiplechoice":  # AWX takes the choices one per line
+            assert question["choices"].split("\n") == opts[name]["choices"], name
         if opts[name].get("required"):
             assert question["required"], f"{name} is required by the playbook"
 

@@ -329,7 +329,15 @@ class Harness:
         return names
 
     # ------------------------------------------------------------------ processes
-    def _spawn(self, command: list[str], hostname: str, log: Path) -> subprocess.Popen:
+    def _spawn(self, command: list[str], hostname: str, log: Path, pre_exec=None) -> subprocess.Popen:
+        enter = preexec(self.network.netns, hostname, self.die_with_parent)
+        if pre_exec is not None:
+
+            def enter_then(first=enter) -> None:
+                first()
+                pre_exec()
+
+            enter = enter_then
         handle = log.open("ab")
         try:
             return subprocess.Popen(
@@ -338,7 +346,7 @@ class Harness:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=preexec(self.network.netns, hostname, self.die_with_parent),
+                preexec_fn=enter,
             )
         finally:
             handle.close()
@@ -360,10 +368,21 @@ class Harness:
         except OSError:
             return False
 
-    def _start_apiserver(self, server: Server) -> None:
+    def _start_apiserver(self, server: Server, pre_exec=None) -> None:
         log = self.node_dir(server.name) / "kube-apiserver.log"
-        server.process = self._spawn(self.apiserver_command(server.name), server.hostname, log)
+        server.process = self._spawn(self.apiserver_command(server.name), server.hostname, log, pre_exec)
         server.pid = server.process.pid
+
+    def start_server(self, name: str, pre_exec=None, wait: bool = True) -> None:
+        """Start a stopped server again from its manifest as it is (no re-render).
+
+        ``pre_exec()`` runs in the child after it entered its namespaces, before kube-apiserver is
+        executed (the benchmark puts the process into a CPU-limited cgroup there).
+        """
+        self._start_apiserver(self.servers[name], pre_exec)
+        self._save_state()
+        if wait:
+            self.wait_ready(name)
 
     def _stop(self, process: subprocess.Popen | None, timeout: float = 15) -> None:
         if process is None or process.poll() is not None:

@@ -19,6 +19,7 @@ def test_filters_are_registered_and_wrap_errors():
         "apiserver_endpoint",
         "package_repo_url",
         "mvp_feature_gates",
+        "mvp_enable_step",
         "upgrade_path_hops",
     }
     assert filters["kube_minor"]("v1.37.2") == 37
@@ -26,6 +27,10 @@ def test_filters_are_registered_and_wrap_errors():
         filters["upgrade_path_hops"](["1.36.5", "1.38.0"], ["v1.35.4"])
     with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
         filters["kube_minor"]("latest")
+    first = {"configured": False, "single": False, "first": True, "version": "v1.36.5", "upgrade_to": "1.37.2"}
+    assert filters["mvp_enable_step"](first)["action"] == "apply_renders"
+    with pytest.raises(AnsibleFilterError, match="mvp_enable_step"):
+        filters["mvp_enable_step"](dict(first, version="latest"))
 
 
 def test_apiserver_endpoint():

@@ -91,3 +91,21 @@ def test_etcdctl_output_and_manifest_helpers():
     assert health.etcd_client_settings(doc)["servers"] == ["https://127.0.0.1:2379"]
     assert health.image_tag("registry.k8s.io/etcd:3.6.8-0@sha256:abc") == "3.6.8-0"
     assert health.image_tag("localhost:5000/pause") is None
+
+
+def test_external_etcd_health_is_read_from_the_body_etcd_sends_as_text():
+    # what ansible.builtin.uri returned from etcd 3.6.8's /health on the external-etcd lab (no json key)
+    got = {"status": 200, "msg": "OK (29 bytes)", "content": '{"health":"true","reason":""}'}
+    assert health.etcd_health_member("https://10.214.1.31:2379", got) == {
+        "endpoint": "https://10.214.1.31:2379",
+        "healthy": True,
+        "error": None,
+    }
+    sick = {"status": 503, "msg": "Status code was 503", "content": '{"health":"false","reason":"NOSPACE"}'}
+    assert health.etcd_health_member("https://e:2379", sick)["error"] == "NOSPACE"
+    refused = {"status": -1, "msg": "Connection refused"}
+    assert health.etcd_health_member("https://e:2379", refused) == {
+        "endpoint": "https://e:2379",
+        "healthy": False,
+        "error": "Connection refused",
+    }

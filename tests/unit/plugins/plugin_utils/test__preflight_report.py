@@ -52,6 +52,28 @@ def test_healthy_cluster_has_no_problems_and_a_plan(data):
     assert result["steps"] == ["1.37.2"]
     roles = {p["node"]: p["role"] for p in result["plan"]}
     assert roles == {"cp-1": "first_control_plane", "cp-2": "control_plane", "w-1": "worker"}
+    # the default order: every control plane's components, then their kubelets, then the workers
+    assert [(s["node"], s["phase"]) for s in result["order"]] == [
+        ("cp-1", "control-plane components"),
+        ("cp-2", "control-plane components"),
+        ("cp-1", "control-plane kubelet"),
+        ("cp-2", "control-plane kubelet"),
+        ("w-1", "worker"),
+    ]
+
+
+def test_the_plan_follows_the_control_plane_order(data):
+    kubeadms = dict(data, control_plane_order="node_by_node")
+    result = assess(kubeadms)
+    assert result["problems"] == []
+    assert [(s["node"], s["phase"]) for s in result["order"]] == [
+        ("cp-1", "control plane"),
+        ("cp-2", "control plane"),
+        ("w-1", "worker"),
+    ]
+    assert result["plan"][0]["action"] == "upgrade (kubeadm upgrade apply, then the MVP gate, then the kubelet)"
+    assert "once every control plane's components" in assess(data)["plan"][0]["action"]
+    assert "must be one of components_first, node_by_node" in assess(dict(data, control_plane_order="x"))["problems"][0]
 
 
 def test_every_problem_is_reported_at_once(data):
@@ -160,6 +182,60 @@ def test_report_and_markdown():
     )
     assert "etcd snapshot: `/b/x.db`" in text
     assert "left cordoned (cordoned before the run, not by skewsafe.kubeadm): w-2" in text
+
+
+def test_report_shows_the_order_of_the_run():
+    def at(minute):
+        return f"2026-12-03T10:{minute:02d}:00+00:00"
+
+    def cp(name, role, components, kubelet, action="upgraded"):
+        return {
+            "node": name,
+            "role": role,
+            "from": "v1.36.5",
+            "to": "v1.37.2",
+            "action": action,
+            "started": at(components[0]),
+            "finished": at(kubelet[1]),
+            "steps": [
+                {
+                    "step": "components",
+                    "action": components[2],
+                    "started": at(components[0]),
+                    "finished": at(components[1]),
+                },
+                {"step": "kubelet", "action": kubelet[2], "started": at(kubelet[0]), "finished": at(kubelet[1])},
+            ],
+        }
+
+    nodes = [
+        cp("cp-1", "first control plane", (0, 2, "kubeadm upgrade apply"), (4, 5, "upgraded")),
+        cp("cp-2", "control plane", (2, 4, "kubeadm upgrade node"), (5, 6, "upgraded")),
+        {
+            "node": "w-1",
+            "role": "worker",
+            "from": "v1.36.5",
+            "to": "v1.37.2",
+            "action": "upgraded",
+            "started": at(6),
+            "finished": at(7),
+        },
+    ]
+    report = build(nodes, "1.37.2", "1.36.5")
+    assert [(s["node"], s["step"], s["action"], s["seconds"]) for s in report["order"]] == [
+        ("cp-1", "control-plane components", "kubeadm upgrade apply", 120.0),
+        ("cp-2", "control-plane components", "kubeadm upgrade node", 120.0),
+        ("cp-1", "control-plane kubelet", "upgraded", 60.0),
+        ("cp-2", "control-plane kubelet", "upgraded", 60.0),
+        ("w-1", "worker", "upgraded", 60.0),
+    ]
+    text = markdown(report)
+    assert "## Order of the run" in text
+    assert "1. cp-1: control-plane components (kubeadm upgrade apply), 120.0 s" in text
+    assert "3. cp-1: control-plane kubelet (upgraded), 60.0 s" in text
+    assert "5. w-1: worker (upgraded), 60.0 s" in text
+    # the row still spans the whole node, both phases
+    assert report["nodes"][0]["seconds"] == 300.0
 
 
 def test_report_leaves_out_rows_of_an_earlier_hop():
@@ -325,3 +401,10 @@ def test_a_patches_directory_missing_on_a_control_plane_is_a_problem(data):
         "node cp-1: the kubeadm patches directory /etc/kubernetes/patches is missing"
         " (kubeadm fails on a --patches path that does not exist)"
     ]
+
+
+def test_report_seconds_with_and_without_an_offset():
+    # now(utc=true).isoformat() has no offset; a time with one (UTC) must still compare
+    row = {"node": "w-1", "role": "worker", "to": "v1.37.2", "action": "upgraded"}
+    row.update(started="2026-12-03T10:00:00+00:00", finished="2026-12-03T10:01:30")
+    assert build([row], "1.37.2")["order"][0]["seconds"] == 90.0

@@ -140,3 +140,71 @@ def test_worker(kubelet, next_step):
 def test_refuses(observed, message):
     with pytest.raises(ResumeError, match=message):
         first(**observed)
+
+
+# --- the components_first order: every control plane's components, then the control-plane kubelets ---
+
+
+def control_plane(order="components_first", **kw):
+    observed = {
+        "target": "1.37.2",
+        "role": "control_plane",
+        "order": order,
+        "kubelet": OLD,
+        "manifests": manifests(),
+        "apiservers": [NEW, NEW, NEW],
+        "kube_proxy": NEW,
+        "control_planes": 3,
+    }
+    observed.update(kw)
+    return left_to_do(observed)
+
+
+@pytest.mark.parametrize(
+    ("state", "observed", "next_step", "waits_for"),
+    [
+        # the normal state between the phases: components at the target, kubelet not, others still old
+        (
+            "components done here, two control planes still old",
+            {"apiservers": [NEW, OLD, OLD]},
+            "kubelet",
+            ["2 of 3 kube-apiserver Pods not at the target yet"],
+        ),
+        ("every control plane's components done", {}, "kubelet", []),
+        (
+            "a kube-apiserver mirror Pod not listed (its node restarting)",
+            {"apiservers": [NEW, NEW]},
+            "kubelet",
+            ["2 kube-apiserver Pods listed for 3 control planes"],
+        ),
+        (
+            "this control plane's components not done",
+            {"manifests": manifests(OLD, OLD, OLD), "apiservers": [NEW, OLD, OLD]},
+            "kubeadm upgrade node",
+            ["this control plane's components", "2 of 3 kube-apiserver Pods not at the target yet"],
+        ),
+        ("kubelet done", {"kubelet": NEW}, "none", []),
+        # killed after its kubelet restart: already at the target, nothing waits
+        ("kubelet done, others' kubelets not", {"kubelet": NEW, "apiservers": [NEW, NEW, NEW]}, "none", []),
+    ],
+)
+def test_components_first_kubelet_waits_for_every_api_server(state, observed, next_step, waits_for):
+    result = control_plane(**observed)
+    assert (result["next_step"], result["kubelet_waits_for"]) == (next_step, waits_for), state
+
+
+def test_node_by_node_never_waits_and_is_the_default():
+    waiting = {"apiservers": [NEW, OLD, OLD], "kube_proxy": OLD}
+    assert control_plane("node_by_node", **waiting)["kubelet_waits_for"] == []
+    assert control_plane(None, **waiting)["kubelet_waits_for"] == []  # the filter's callers before the order existed
+    assert control_plane(**waiting)["kubelet_waits_for"] != []
+
+
+def test_workers_never_wait_on_the_control_planes():
+    result = left_to_do({"target": "1.37.2", "role": "worker", "order": "components_first", "kubelet": OLD})
+    assert (result["next_step"], result["kubelet_waits_for"]) == ("kubeadm upgrade node", [])
+
+
+def test_refuses_an_unknown_order():
+    with pytest.raises(ResumeError, match="order must be one of components_first, node_by_node"):
+        control_plane("kubelets_first")

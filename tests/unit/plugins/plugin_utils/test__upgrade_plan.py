@@ -64,6 +64,83 @@ def test_node_plan():
         node_plan("w-1", "1.33.0", "1.37.2", "worker")
 
 
+def test_node_plan_components_first():
+    later = "the kubelet once every control plane's components run the target"
+    first = node_plan("cp-1", "v1.36.5", "1.37.2", "first_control_plane", "components_first", "v1.36.5")
+    assert first["action"] == f"upgrade (kubeadm upgrade apply, then the MVP gate; {later})"
+    # a rerun between the phases: only the kubelet is left
+    other = node_plan("cp-2", "v1.36.5", "1.37.2", "control_plane", "components_first", "v1.37.2")
+    assert other["action"] == f"upgrade (components at the target; {later})"
+    worker = node_plan("w-1", "1.36.5", "1.37.2", "worker", "components_first")
+    assert worker["action"] == "upgrade (kubeadm upgrade node, then the kubelet)"
+    with pytest.raises(PlanError, match="one of components_first, node_by_node"):
+        node_plan("cp-1", "v1.36.5", "1.37.2", "control_plane", "kubelets_first")
+
+
+def nodes(cp1=("v1.36.5", "v1.36.5"), cp2=("v1.36.5", "v1.36.5"), cp3=("v1.36.5", "v1.36.5"), w1="v1.36.5"):
+    """Inventory order with the first control plane (cp-2 here) not first in the group."""
+    return [
+        {"node": "cp-1", "role": "control_plane", "kubelet": cp1[0], "components": cp1[1]},
+        {"node": "cp-2", "role": "first_control_plane", "kubelet": cp2[0], "components": cp2[1]},
+        {"node": "cp-3", "role": "control_plane", "kubelet": cp3[0], "components": cp3[1]},
+        {"node": "w-1", "role": "worker", "kubelet": w1, "components": None},
+    ]
+
+
+def steps(order, **kw):
+    return [(s["step"], s["node"], s["phase"], s["what"]) for s in plan.run_order(nodes(**kw), "1.37.2", order)]
+
+
+KUBELET = "drain, kubelet and kubectl, restart, health gate, uncordon"
+WORKER = "kubeadm upgrade node, drain, kubelet and kubectl, restart, uncordon"
+
+
+def test_run_order_components_first():
+    assert steps("components_first") == [
+        (1, "cp-2", "control-plane components", "kubeadm upgrade apply, health gate, MVP gate (mixed)"),
+        (2, "cp-1", "control-plane components", "kubeadm upgrade node, health gate, MVP gate (mixed)"),
+        (3, "cp-3", "control-plane components", "kubeadm upgrade node, health gate, MVP gate (steady)"),
+        (4, "cp-2", "control-plane kubelet", KUBELET),
+        (5, "cp-1", "control-plane kubelet", KUBELET),
+        (6, "cp-3", "control-plane kubelet", KUBELET),
+        (7, "w-1", "worker", WORKER),
+    ]
+
+
+def test_run_order_node_by_node_is_kubeadms():
+    assert steps("node_by_node") == [
+        (1, "cp-2", "control plane", f"kubeadm upgrade apply, health gate, MVP gate (mixed), {KUBELET}"),
+        (2, "cp-1", "control plane", f"kubeadm upgrade node, health gate, MVP gate (mixed), {KUBELET}"),
+        (3, "cp-3", "control plane", f"kubeadm upgrade node, health gate, MVP gate (steady), {KUBELET}"),
+        (4, "w-1", "worker", WORKER),
+    ]
+
+
+def test_run_order_of_a_rerun_shows_what_is_left():
+    # killed after cp-2 (first) and cp-1's components and cp-2's kubelet
+    left = steps("components_first", cp2=("v1.37.2", "v1.37.2"), cp1=("v1.36.5", "v1.37.2"), cp3=("v1.36.5", "v1.36.5"))
+    assert left == [
+        (1, "cp-1", "control-plane components", "already at the target: health gate, MVP gate"),
+        (2, "cp-3", "control-plane components", "kubeadm upgrade node, health gate, MVP gate (steady)"),
+        (3, "cp-1", "control-plane kubelet", KUBELET),
+        (4, "cp-3", "control-plane kubelet", KUBELET),
+        (5, "w-1", "worker", WORKER),
+    ]
+    done = ("v1.37.2", "v1.37.2")
+    assert steps("components_first", cp1=done, cp2=done, cp3=done, w1="v1.37.2") == []
+
+
+def test_run_order_of_a_patch_upgrade_has_only_steady_gates():
+    patch = [{**n, "kubelet": "v1.37.1", "components": n["components"] and "v1.37.1"} for n in nodes()]
+    whats = [s["what"] for s in plan.run_order(patch, "1.37.2") if s["phase"] == "control-plane components"]
+    assert whats and all(w.endswith("MVP gate (steady)") for w in whats), whats
+
+
+def test_run_order_refuses_an_unknown_order():
+    with pytest.raises(PlanError, match="one of components_first, node_by_node"):
+        plan.run_order(nodes(), "1.37.2", "whatever")
+
+
 # --- chained upgrade paths (the upgrade_path playbook) ---
 
 
