@@ -52,6 +52,9 @@ attributes:
     support: full
     details:
       - Within one run the same credential is returned until it nears its end.
+      - It never reports C(changed) when it mints (see RV(minted)) - the credential is the run's own state on the
+        controller, not a change to a host or the cluster, so a rerun of a playbook that changes nothing stays at
+        C(changed=0). Removing files (O(state=absent)) reports C(changed).
 options:
   dest:
     description:

@@ -345,7 +345,7 @@ def test_mints_a_credential_the_kubeconfig_names_and_keeps_no_key_in_the_result(
         monkeypatch, node, {"dest": str(dest), "name": "cp-1", "validity": "1h", "remove_at_exit": True}
     )
     result = action.run(task_vars={})
-    assert result["minted"] and result["changed"] and not result.get("failed"), result
+    assert result["minted"] and not result["changed"] and not result.get("failed"), result
     assert result["kubeconfig"] == str(dest / "cp-1-4242.conf")
     assert result["server"] == SERVER and result["client_name"] == "skewsafe.kubeadm"
     assert result["groups"] == ["kubeadm:cluster-admins"]
