@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -40,6 +41,59 @@ def gate_proved(output: str, node: str) -> tuple[str, set[str], int, int] | None
         return None
     servers = {s.strip() for s in (found[2] or "").split(",") if s.strip()}
     return found[1], servers, int(found[3] or 0), int(found[4] or 0)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def restored_keys(snapshot: str, data_dir: Path, prefix: str = "/registry/") -> list[str]:
+    """Restore an etcd snapshot with the real etcdutl (it checks the SHA-256 trailer), start etcd on it on
+    loopback and list the keys under `prefix`."""
+    subprocess.run(
+        [str(etcd_bin(NEW, "etcdutl")), "snapshot", "restore", snapshot, "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    client, peer = _free_port(), _free_port()
+    etcd = subprocess.Popen(
+        [
+            str(etcd_bin(NEW)),
+            f"--data-dir={data_dir}",
+            f"--listen-client-urls=http://127.0.0.1:{client}",
+            f"--advertise-client-urls=http://127.0.0.1:{client}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            got = subprocess.run(
+                [
+                    str(etcd_bin(NEW, "etcdctl")),
+                    f"--endpoints=127.0.0.1:{client}",
+                    "get",
+                    prefix,
+                    "--prefix",
+                    "--keys-only",
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if got.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert got.returncode == 0, got.stderr
+        return [k for k in got.stdout.splitlines() if k]
+    finally:
+        etcd.terminate()
+        etcd.wait(30)
 
 
 class PlaybookRun:
