@@ -21,7 +21,8 @@ import json
 import os
 import ssl
 import urllib.error
-import urllib.request
+
+from ansible.module_utils.urls import Request
 
 SNAPSHOT_PATH = "/v3/maintenance/snapshot"
 HASH_SIZE = hashlib.sha256().digest_size
@@ -115,13 +116,14 @@ def save(endpoint: str, dest: str, context: ssl.SSLContext, timeout: float, open
     Nothing is left at ``dest`` unless it verified; the partial file is removed on any failure.
     """
     url = endpoint.rstrip("/") + SNAPSHOT_PATH
-    request = urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"})
     part = dest + ".part"
-    open_url = opener or (lambda req: urllib.request.urlopen(req, timeout=timeout, context=context))
+    # ansible-core's Request with our own context (the CA and client certificate kubeadm-config names);
+    # no proxy: etcd members are dialled directly, as etcdctl does.
+    open_url = opener or Request(use_proxy=False, context=context, timeout=timeout).open
     try:
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as out:
-            with open_url(request) as response:
+            with open_url("POST", url, data=b"{}", headers={"Content-Type": "application/json"}) as response:
                 info = read_stream(response, out.write)
             out.flush()
             os.fsync(out.fileno())

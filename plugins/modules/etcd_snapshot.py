@@ -28,6 +28,9 @@ attributes:
     details: Nothing is requested from etcd and nothing is written; the result says what would be saved.
   diff_mode:
     support: none
+  idempotent:
+    support: none
+    details: Every run takes a new snapshot and reports a change.
 options:
   endpoints:
     description:
