@@ -8,8 +8,9 @@
 #   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
 #   TIERS="setup host-deps binaries harness-extra faults shapes paths" hack/test.sh   what is outside `make test`
 #                                         (`make test-lab`: the harness trio, three versions at once; the
-#                                         fault-injection story, about 40 min; the one-control-plane shape;
-#                                         the 1.35 -> 1.36 path, `make test-paths`)
+#                                         execution environment through ansible-navigator and the
+#                                         fault-injection story, about 60 min; the one-control-plane and
+#                                         external-etcd shapes; the 1.35 -> 1.36 path, `make test-paths`)
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -229,7 +230,7 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not single_control_plane and not external_etcd and not version_path and not patch_upgrade" -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not navigator and not single_control_plane and not external_etcd and not version_path and not patch_upgrade" -rA -s --durations=0
 }
 
 # Not in `make test` (CI budget: the older patch is one more build): `make test-lab` runs it. The harness trio,
@@ -246,11 +247,12 @@ tier_harness_extra() {
     -q -p no:cacheprovider -rA --durations=5
 }
 
-# Not in `make test` (CI budget): `make test-lab` runs it.
+# Not in `make test` (CI budget): `make test-lab` runs it. Its fresh lab first serves the execution
+# environment's jobs through ansible-navigator (read-only: doc, preflight, upgrade --check).
 tier_faults() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m faults -rA -s
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "navigator or faults" -rA -s --durations=0
 }
 
 # Not in `make test` either: the other lab shapes, one lab each (the lab has fixed names: one at a time).

@@ -2,8 +2,8 @@
 
 The image is built by hack/ee/run.sh (ansible-builder, from docs/awx/execution-environment.yml,
 cached by its inputs); the jobs use docs/awx/ansible-navigator.yml with only the image, the pull
-policy and the lab's mounts set on the command line. This file runs before test_upgrade.py, so the
-lab is still at the older version.
+policy and the lab's mounts set on the command line. Tier faults (make test-lab) runs it on its
+fresh lab before test_faults.py, so the lab is still at the older version; nothing here changes it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from conftest import NEW, OLD, RECAP, REPO
+
+pytestmark = pytest.mark.navigator
 
 EE_RUN = REPO / "hack" / "ee" / "run.sh"
 SETTINGS = REPO / "docs" / "awx" / "ansible-navigator.yml"
