@@ -230,7 +230,7 @@ tier_newer_core() {
 tier_e2e() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not navigator and not single_control_plane and not external_etcd and not version_path and not patch_upgrade" -rA -s --durations=0
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "not faults and not navigator and not molecule and not single_control_plane and not external_etcd and not version_path and not patch_upgrade" -rA -s --durations=0
 }
 
 # Not in `make test` (CI budget: the older patch is one more build): `make test-lab` runs it. The harness trio,
@@ -248,11 +248,12 @@ tier_harness_extra() {
 }
 
 # Not in `make test` (CI budget): `make test-lab` runs it. Its fresh lab first serves the execution
-# environment's jobs through ansible-navigator (read-only: doc, preflight, upgrade --check).
+# environment's jobs through ansible-navigator (read-only: doc, preflight, upgrade --check); the upgraded
+# lab the story leaves then serves the molecule scenarios (tests/e2e/test_molecule.py).
 tier_faults() {
   set -e
   cd "$repo"
-  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "navigator or faults" -rA -s --durations=0
+  PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/e2e -m "navigator or faults or molecule" -rA -s --durations=0
 }
 
 # Not in `make test` either: the other lab shapes, one lab each (the lab has fixed names: one at a time).

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, ReadyWatcher, gate_proved, restored_keys
+from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, ReadyWatcher, gate_proved, restored_keys
 from health_sampler import Sampler, lab_control_planes, summarize
 
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
@@ -429,23 +429,3 @@ def test_verify_through_ansible_runner_with_a_service_account_token(lab, runner_
     # the token was the credential: no cluster-admin certificate copied to the controller
     assert not credentials.exists() or not list(credentials.iterdir()), list(credentials.iterdir())
     assert not list(lab.artifacts.rglob("admin.conf")), "admin.conf left in the artifacts"
-
-
-@pytest.mark.parametrize("scenario", ["mvp_enable", "preflight"])
-def test_molecule_scenario(lab, scenario):
-    after("upgrade")
-    env = dict(os.environ, SKEWSAFE_LAB_INVENTORY=str(lab.inventory), SKEWSAFE_KUBERNETES_VERSION=NEW, NO_COLOR="1")
-    result = subprocess.run(
-        ["molecule", "test", "-s", scenario],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-    )
-    output = result.stdout + result.stderr
-    (lab.logs / f"molecule-{scenario}.log").write_text(output)
-    assert result.returncode == 0, output[-6000:]
-    for action in ("converge", "idempotence", "verify"):
-        assert action in output, f"molecule did not run {action}"
