@@ -24,6 +24,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
     MVP_PEER_FLAGS,
     KubeadmConfig,
     KubeadmConfigError,
+    build_default_args,
     build_updates,
 )
 
@@ -64,6 +65,7 @@ def run(module):
     # 1. Input first: nothing is read or written when it is wrong.
     try:
         updates = build_updates(params)
+        defaults = build_default_args(params)
     except KubeadmConfigError as exc:
         raise RunFailure(f"Invalid arguments: {exc}") from exc
     target_minor = None
@@ -80,6 +82,9 @@ def run(module):
         raise RunFailure(str(exc)) from exc
     try:
         config = KubeadmConfig(text)
+        if defaults:
+            arg_updates, gate_updates = updates["apiServer"]
+            updates["apiServer"] = ({**arg_updates, **config.absent_args("apiServer", defaults)}, gate_updates)
         changed_args = config.apply(updates)
         mvp_problem = None
         if changed_args:

@@ -131,6 +131,12 @@ class KubeadmConfig:
         section = self.cluster.get(component_key) or {}
         return ExtraArgs(section.get("extraArgs"), self.list_form)
 
+    def absent_args(self, component_key, defaults):
+        """The part of ``defaults`` whose names have no entry in the component's extraArgs (an operator's value
+        stays, whatever it is)."""
+        present = {name for name, _value in self.component_args(component_key).entries}
+        return {name: value for name, value in defaults.items() if name not in present}
+
     def apply(self, updates):
         """Apply ``{component_key: (arg_updates, gate_updates)}``; return changed 'component.arg' names."""
         changed = []
@@ -236,6 +242,25 @@ class KubeadmConfig:
         parts = [d.text for d in self.documents]
         parts[self.index] = prefix + body
         return "".join(parts)
+
+
+def build_default_args(params, option_name="api_server_default_args"):
+    """Validate ``{name: value}`` to set only where apiServer.extraArgs has no entry of that name."""
+    try:
+        defaults = validate_arg_updates(params.get(option_name), option_name)
+    except ExtraArgsError as exc:
+        raise KubeadmConfigError(str(exc)) from exc
+    overlap = sorted(set(defaults) & set(params.get("api_server_extra_args") or {}))
+    if overlap:
+        raise KubeadmConfigError(f"{option_name}: {', '.join(overlap)} also given in api_server_extra_args")
+    for name, value in defaults.items():
+        if value is None:
+            raise KubeadmConfigError(
+                f"{option_name}: {name!r} has no value (removing belongs in api_server_extra_args)"
+            )
+        if name == FEATURE_GATES_ARG:
+            raise KubeadmConfigError(f"{option_name}: feature gates go in feature_gates")
+    return defaults
 
 
 def build_updates(params):

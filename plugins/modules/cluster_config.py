@@ -68,6 +68,14 @@ options:
       - Names are flag names without leading dashes, for example V(peer-ca-file).
       - Values must be strings; quote booleans and numbers.
     type: dict
+  api_server_default_args:
+    description:
+      - C(apiServer.extraArgs) to set only where the ClusterConfiguration has no entry of that name: a value an
+        operator chose is kept, whatever it is, and a rerun changes nothing.
+      - Same name and value rules as O(api_server_extra_args); no V(null) values, no name that is also in
+        O(api_server_extra_args), no C(feature-gates).
+      - The M(skewsafe.kubeadm.mvp_enable) role gives kube-apiserver's graceful-shutdown settings this way.
+    type: dict
   feature_gates:
     description:
       - kube-apiserver feature gates to set (V(true) or V(false)) or remove (V(null)), merged into the
@@ -134,6 +142,12 @@ EXAMPLES = r"""
       peer-ca-file: /etc/kubernetes/pki/ca.crt
     feature_gates:
       UnknownVersionInteroperabilityProxy: true
+
+- name: Graceful kube-apiserver restarts, unless the operator already set these flags
+  skewsafe.kubeadm.cluster_config:
+    api_server_default_args:
+      shutdown-delay-duration: 5s
+      shutdown-watch-termination-grace-period: 5s
 
 - name: Drop a gate that kubeadm 1.36 no longer knows
   skewsafe.kubeadm.cluster_config:
@@ -218,6 +232,7 @@ def main() -> None:
         path={"type": "path"},
         backup={"type": "bool", "default": False},
         api_server_extra_args={"type": "dict"},
+        api_server_default_args={"type": "dict"},
         feature_gates={"type": "dict"},
         controller_manager_extra_args={"type": "dict"},
         controller_manager_feature_gates={"type": "dict"},

@@ -204,6 +204,10 @@ def test_configmap_read_error_names_the_object(run_module, api, monkeypatch):
         ({"feature_gates": {"UnknownVersionInteroperabilityProxy": "yes"}}, "must be a boolean"),
         ({"api_server_extra_args": {"feature-gates": "A=true"}, "feature_gates": {"B": True}}, "not both"),
         ({"kubeadm_version": "latest", "api_server_extra_args": PEER_CA}, "not a Kubernetes version"),
+        ({"api_server_default_args": {"v": None}}, "has no value"),
+        ({"api_server_default_args": {"v": 2}}, "must be a string"),
+        ({"api_server_default_args": {"feature-gates": "A=true"}}, "go in feature_gates"),
+        ({"api_server_default_args": PEER_CA, "api_server_extra_args": PEER_CA}, "also given in api_server_extra_args"),
     ],
 )
 def test_bad_input_fails_before_any_request(run_module, api, args, message):
@@ -211,6 +215,36 @@ def test_bad_input_fails_before_any_request(run_module, api, args, message):
     assert failed
     assert message in result["msg"]
     assert api.requests == []
+
+
+GRACEFUL = {"shutdown-delay-duration": "5s", "shutdown-watch-termination-grace-period": "5s"}
+
+
+def test_default_args_fill_only_absent_names_and_keep_the_operators_value(run_module, api):
+    api.configmap["data"]["ClusterConfiguration"] = CLUSTER_TEXT.replace(
+        "    value: SomeGate=true\n", "    value: SomeGate=true\n  - name: shutdown-delay-duration\n    value: 20s\n"
+    )
+    failed, result = run_module(
+        cluster_config.main, cm_args(api, api_server_extra_args=PEER_CA, api_server_default_args=GRACEFUL)
+    )
+    assert not failed, result
+    assert result["changed_args"] == ["apiServer.peer-ca-file", "apiServer.shutdown-watch-termination-grace-period"]
+    args = {a["name"]: a["value"] for a in yaml.safe_load(api.text)["apiServer"]["extraArgs"]}
+    assert args["shutdown-delay-duration"] == "20s"
+    assert args["shutdown-watch-termination-grace-period"] == "5s"
+    failed, again = run_module(
+        cluster_config.main, cm_args(api, api_server_extra_args=PEER_CA, api_server_default_args=GRACEFUL)
+    )
+    assert not failed and again["changed"] is False
+    assert len(api.writes) == 1
+
+
+def test_default_args_alone_in_check_mode_predict_without_writing(run_module, api):
+    failed, result = run_module(cluster_config.main, cm_args(api, api_server_default_args=GRACEFUL), check_mode=True)
+    assert not failed, result
+    assert result["changed"] is True
+    assert sorted(result["changed_args"]) == sorted(f"apiServer.{n}" for n in GRACEFUL)
+    assert api.writes == []
 
 
 def test_validate_certs_false_is_refused(run_module, api):
