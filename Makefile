@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench bench-first-peer help
+.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench bench-first-peer bench-graceful help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
@@ -18,6 +18,7 @@ help:
 	@echo "make lab-down      remove every container, network, rule and daemon the lab created"
 	@echo "make bench         mvp_check micro-benchmark + lab upgrades under load, MVP on/off -> report (BENCH_TARGET=harness: no lab)"
 	@echo "make bench-first-peer  the first-peer 404 window on the harness (FIRST_PEER_ARGS=\"--starts 30\"; no lab)"
+	@echo "make bench-graceful    client errors through haproxy while kube-apiservers restart, per shutdown setting (GRACEFUL_ARGS; no lab)"
 
 test:
 	hack/test.sh
@@ -57,3 +58,6 @@ bench: k8s-bins
 
 bench-first-peer: k8s-bins
 	bench/first_peer.sh $(FIRST_PEER_ARGS)
+
+bench-graceful: k8s-bins
+	bench/graceful_restart.sh $(GRACEFUL_ARGS)

@@ -132,7 +132,7 @@ tier_units() {
   cd "$repo"
   in_venv python -m pytest tests/unit -q
   # the benchmark's own pure logic (statistics, event classification, linear fit) and the EE tooling
-  PYTHONPATH="$PYTHONPATH:$repo" in_venv python -m pytest bench/tests hack/tests -q
+  PYTHONPATH="$PYTHONPATH:$repo:$repo/tests/harness" in_venv python -m pytest bench/tests hack/tests -q
 }
 
 tier_build_docs() {

@@ -38,51 +38,7 @@ fi
 # --- config ---
 CFG_DIR=$LAB_STATE/lb
 mkdir -p "$CFG_DIR"
-{
-  cat <<'EOF'
-# written by lab/lb.sh
-global
-  log stdout format raw local0 notice
-  maxconn 4096
-
-defaults
-  log global
-  mode tcp
-  option dontlognull
-  # a control plane that refuses or drops connections (kube-apiserver restarting during an
-  # upgrade, node container stopped): retry the connect on another server
-  retries 3
-  option redispatch 1
-  timeout connect 3s
-  timeout check 2s
-  # watches and exec/logs streams are long-lived
-  timeout client 1h
-  timeout server 1h
-  timeout tunnel 1h
-
-frontend stats
-  mode http
-  bind *:8404
-  stats enable
-  stats uri /stats
-  stats refresh 5s
-
-frontend kube-apiserver
-  bind *:6443
-  default_backend kube-apiservers
-
-backend kube-apiservers
-  balance roundrobin
-  option httpchk
-  http-check connect ssl
-  http-check send meth GET uri /readyz
-  http-check expect status 200
-  # down after ~2 s of failed checks, back after 2 good ones
-  default-server inter 1s fall 2 rise 2 verify none on-marked-down shutdown-sessions
-EOF
-  i=0
-  for ip in "$@"; do i=$((i + 1)); echo "  server cp$i $ip:6443 check"; done
-} >"$CFG_DIR/haproxy.cfg.new"
+"$LAB_DIR/files/haproxy-cfg.sh" "$@" >"$CFG_DIR/haproxy.cfg.new"
 
 if [ "$(ldocker inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then
   if cmp -s "$CFG_DIR/haproxy.cfg.new" "$CFG_DIR/haproxy.cfg" && [ "$(ldocker inspect -f '{{.Config.Image}}' "$name")" = "$TAG" ]; then
