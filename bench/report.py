@@ -19,8 +19,8 @@ def _time(epoch) -> str:
     return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%H:%M:%S") if epoch else "-"
 
 
-def run_section(run: dict) -> list:
-    load, lines = run["load"], [f"## {run['label']}", ""]
+def run_section(run: dict, title: str | None = None) -> list:
+    load, lines = run["load"], [f"## {title or run['label']}", ""]
     windows = ", ".join(f"{_time(w['start'])}-{_time(w['end'])} UTC ({w['seconds']} s)" for w in load["mixed_windows"])
     seen = "; ".join(f"{t}: {' → '.join(v)}" for t, v in sorted(load["versions_seen"].items()))
     lines += [
@@ -32,6 +32,19 @@ def run_section(run: dict) -> list:
         f"right 404s before any server served the new-only resource: "
         f"{load.get('unserved_404_total', 0)}, "
         f"not sent (all of the target's workers waiting on it): {load['not_sent_total']}",
+        "",
+    ]
+    split = load.get("first_peer_split")
+    if split:
+        outside = sum(v["outside"] for v in split["targets"].values())
+        lines.append(
+            f"- false 404s outside the first-peer window ({split['window_s']:g} s after one of "
+            f"{split['new_server_starts']} new-server first 200s): **{outside}**"
+            + "".join(
+                f"; {t} {v['inside']} inside, {v['outside']} outside" for t, v in sorted(split["targets"].items())
+            )
+        )
+    lines += [
         "",
         "| target | kind | requests | false 404 (rate) | other errors | not sent | p50 / p99 ms, mixed "
         "| p50 / p99 ms, steady |",
@@ -96,8 +109,14 @@ def markdown(summary: dict, png: str | None) -> str:
         lines.append("")
     if png:
         lines += [f"![timeline: requests over time per target, failures in red/orange/black]({png})", ""]
+    totals: dict = {}
     for run in summary["runs"]:
-        lines += run_section(run)
+        totals[run["label"]] = totals.get(run["label"], 0) + 1
+    seen: dict = {}
+    for run in summary["runs"]:  # BENCH_REPEATS: the runs of one configuration are numbered
+        seen[run["label"]] = seen.get(run["label"], 0) + 1
+        repeat = f" (run {seen[run['label']]} of {totals[run['label']]})" if totals[run["label"]] > 1 else ""
+        lines += run_section(run, run["label"] + repeat)
     lines += [
         "Latency is over every answered request (any status) of that kind; 'mixed' is the time the",
         "direct API servers' /version polls disagreed. A false 404 is a 404 to a LIST of a resource",

@@ -5,6 +5,8 @@
 #   BENCH_TARGET=harness        a mixed harness with a small rolling upgrade instead (minutes, no lab)
 #   BENCH_OUT=dir               default ~/.cache/skewsafe/bench/<UTC time>
 #   BENCH_SKIP_MICRO=1          skip the micro-benchmark
+#   BENCH_REPEATS=n             run each configuration n times (default 1; 3 for the median and range the report gives
+#                               per configuration: a lab pair takes ~40 min on 2 cores, so 3 pairs ~2 h)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/env.sh
@@ -23,8 +25,11 @@ if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
 fi
 
 runs=()
-for mvp in on off; do
+repeats=${BENCH_REPEATS:-1}
+[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_REPEATS must be a positive integer, not '$repeats'" >&2; exit 2; }
+for i in $(seq "$repeats"); do for mvp in on off; do
   run="$out/${BENCH_TARGET:-lab}-mvp-$mvp"
+  [ "$repeats" = 1 ] || run="$run-$i"
   if [ "${BENCH_TARGET:-lab}" = harness ]; then
     "$BENCH_PY" -m bench.harness_run --mvp "$mvp" --duration "${BENCH_SECONDS:-60}" --out "$run"
   else
@@ -34,6 +39,6 @@ for mvp in on off; do
       || echo "bench: lab upgrade with MVP $mvp exited $?" >&2
   fi
   [ -s "$run/requests.jsonl" ] && runs+=("$run")
-done
+done; done
 "$PLOT_PY" -m bench.analyse "${runs[@]}" "${micro[@]}" --out "$out/report"
 echo "bench: $out/report.md"

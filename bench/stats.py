@@ -135,8 +135,9 @@ def top_errors(records: list, limit: int = 5) -> list:
     return [{"what": k, "count": v} for k, v in sorted(counts.items(), key=lambda kv: -kv[1])[:limit]]
 
 
-def summarize(records: list) -> dict:
-    """Per target and kind (new-only, core), plus the mixed window, from one run's records."""
+def summarize(records: list, first_peer_window: float | None = None) -> dict:
+    """Per target and kind (new-only, core), plus the mixed window, from one run's records; with
+    ``first_peer_window`` (s) also the false 404s inside and outside that window (false_404_window_split)."""
     served = mark_unserved(records)
     requests = [r for r in records if r["kind"] != "version"]
     totals = dict.fromkeys(OUTCOMES, 0)
@@ -165,4 +166,57 @@ def summarize(records: list) -> dict:
         "unserved_404_total": totals["unserved_404"],
         "other_errors_total": totals["http_error"] + totals["transport_error"],
         "top_errors": top_errors(requests),
+        # the targets whose /version was polled: single API servers, not balancers
+        "direct_targets": sorted({r["target"] for r in records if r["kind"] == "version"}),
+        "first_peer_split": false_404_window_split(records, first_peer_window) if first_peer_window else None,
     }
+
+
+def new_server_first_200s(records: list) -> list:
+    """When each API server, once (re)started at the newest version, first answered a new-only LIST with 200.
+
+    A start is a /version poll naming the newest version after one that did not (another version, or no answer:
+    a restart at the same version removes the server's identity lease, so its peers learn it again). These are the
+    moments bench.first_peer measures its window from (``gap_from_new_200``). Records in time order.
+    """
+    versions = [r["version"] for r in records if r["kind"] == "version" and r.get("version")]
+    if not versions:
+        return []
+    newest = max(versions, key=lambda v: triple(v) or (0, 0, 0))
+    waiting: dict = {}
+    firsts = []
+    for rec in records:
+        target = rec["target"]
+        if rec["kind"] == "version":
+            is_new = rec.get("version") == newest
+            if is_new and waiting.get(target) is None:
+                waiting[target] = True
+            elif not is_new:
+                waiting[target] = None
+        elif rec["kind"] == "new-only" and rec.get("status") == 200 and waiting.get(target):
+            firsts.append(rec["t"])
+            waiting[target] = False
+    return firsts
+
+
+def false_404_window_split(records: list, window: float) -> dict:
+    """Per target, false 404s within ``window`` s after some new server's first 200 (the first-peer window that
+    bench.first_peer measured) and outside it. ``mark_unserved`` must have run."""
+    starts = new_server_first_200s(records)
+    split: dict = {}
+    for rec in records:
+        if rec["kind"] != "new-only" or outcome(rec) != "false_404":
+            continue
+        where = "inside" if any(0 <= rec["t"] - s <= window for s in starts) else "outside"
+        split.setdefault(rec["target"], {"inside": 0, "outside": 0})[where] += 1
+    return {"window_s": window, "new_server_starts": len(starts), "targets": split}
+
+
+def median_range(values: list) -> dict:
+    """Median (mean of the middle two for an even count), min and max; None for no data."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return {"n": 0, "median": None, "min": None, "max": None}
+    mid = len(values) // 2
+    median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    return {"n": len(values), "median": median, "min": values[0], "max": values[-1]}

@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 from bench import events
+from bench.analyse import goals, headline
 from bench.micro_report import linear_fit
-from bench.stats import mixed_windows, outcome, percentile, summarize
+from bench.stats import (
+    false_404_window_split,
+    mark_unserved,
+    median_range,
+    mixed_windows,
+    new_server_first_200s,
+    outcome,
+    percentile,
+    summarize,
+)
 
 
 def rec(t, target, kind="core", status=200, **extra):
@@ -68,6 +78,74 @@ def test_404_before_any_server_serves_the_resource_is_right_not_false():
     assert (summary["false_404_total"], summary["unserved_404_total"]) == (2, 3)
     lb = summary["targets"]["lb"]["new-only"]
     assert (lb["false_404"], lb["unserved_404"], lb["false_404_rate"]) == (1, 1, 1.0)
+
+
+def rolling(restart_at=None):
+    """cp1 upgraded at 10 (serves the new-only resource at 12), cp2 old; optionally cp1 restarts at restart_at."""
+    records = [version(0, "cp1", "v1.36.5"), version(0, "cp2", "v1.36.5"), rec(1, "cp2", kind="new-only", status=404)]
+    records += [rec(9, "cp1", status=None), version(10, "cp1", "v1.37.2"), rec(11, "cp1", kind="new-only", status=404)]
+    records += [rec(12, "cp1", kind="new-only"), rec(13, "cp2", kind="new-only", status=404)]
+    records += [rec(14, "lb", kind="new-only", status=404), rec(15, "cp2", kind="new-only")]
+    if restart_at is not None:
+        records += [version(restart_at, "cp1", None) | {"status": None}, version(restart_at + 1, "cp1", "v1.37.2")]
+        records += [rec(restart_at + 2, "cp1", kind="new-only")]
+    records += [rec(300, "cp2", kind="new-only", status=404)]  # long after: not the first-peer window
+    return sorted(records, key=lambda r: r["t"])
+
+
+def test_first_200s_start_at_every_new_version_start_including_a_restart():
+    assert new_server_first_200s(rolling()) == [12]
+    assert new_server_first_200s(rolling(restart_at=280)) == [12, 282]
+    assert new_server_first_200s([rec(0, "lb")]) == []
+
+
+def test_false_404s_are_split_by_the_first_peer_window():
+    records = rolling()
+    mark_unserved(records)
+    split = false_404_window_split(records, 60)
+    assert split["new_server_starts"] == 1
+    assert split["targets"] == {"cp2": {"inside": 1, "outside": 1}, "lb": {"inside": 1, "outside": 0}}
+    records = rolling(restart_at=280)
+    mark_unserved(records)
+    assert false_404_window_split(records, 60)["targets"]["cp2"] == {"inside": 2, "outside": 0}
+
+
+def test_median_and_range():
+    assert median_range([3, None, 1, 2]) == {"n": 3, "median": 2, "min": 1, "max": 3}
+    assert median_range([4, 1])["median"] == 2.5
+    assert median_range([None]) == {"n": 0, "median": None, "min": None, "max": None}
+
+
+def run_of(label, mvp, lb_errors, share, again=None):
+    records = rolling()
+    records += [rec(20 + i, "lb", status=503) for i in range(lb_errors)]
+    load = summarize(sorted(records, key=lambda r: r["t"]), 60)
+    upgrade = {"orchestration_share": share}
+    if again is not None:
+        upgrade |= {"orchestration_share_mvp_already_on": again, "one_time_mvp_enable_seconds": 100}
+    return {"label": label, "meta": {"mvp": mvp}, "load": load, "upgrade": upgrade}
+
+
+def test_headline_counts_balancer_errors_and_old_server_404s():
+    figures = headline(run_of("on", True, 2, 0.18, 0.1))
+    assert figures["errors_lb"] == 2
+    assert (figures["false_404_lb"], figures["false_404_lb_outside"]) == (1, 0)
+    assert (figures["false_404_old"], figures["false_404_old_outside"]) == (2, 1)
+    assert (figures["share_first_run"], figures["share_mvp_on"]) == (0.18, 0.1)
+
+
+def test_goals_report_median_and_range_and_judge_the_worst_run():
+    runs = [run_of("on", True, n, share, 0.1) for n, share in ((0, 0.15), (3, 0.19), (1, 0.25))]
+    runs.append(run_of("off", False, 5, 0.1))
+    table = {(g["run"], g["goal"]): g for g in goals(runs, None)}
+    errors = table[("on", "errors through the balancer")]
+    assert errors["measured"] == "1 (median of 3 runs, range 0-3)" and errors["met"] is False
+    share = table[("on", "collection's own share of the upgrade, first run (enables MVP)")]
+    assert share["spread"]["max"] == 0.25 and share["met"] is False
+    assert table[("on", "same, cluster already running MVP")]["met"] is True
+    old = table[("on", "false 404s at the old servers outside the first-peer window")]
+    assert old["measured"].startswith("1 (median of 3 runs") and "2 in all, window 60 s" in old["measured"]
+    assert table[("off", "errors through the balancer, MVP off (for comparison)")]["met"] is None
 
 
 def test_timing_splits_external_work_from_orchestration():
