@@ -76,6 +76,7 @@ def test_mvp_enable_records_the_flag_and_restarts_nothing(lab):
     config = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["data"]["ClusterConfiguration"]
     extra = yaml.safe_load(config)["apiServer"].get("extraArgs") or []
     assert {"name": "peer-ca-file", "value": PEER_CA} in extra, extra
+    assert {"name": "shutdown-delay-duration", "value": "5s"} in extra, extra
     rerun = lab.playbook("mvp_enable", "-e", f"skewsafe_kubeadm_patches_dir={PATCHES}")
     assert rerun.returncode == 0 and rerun.recap()[CP]["changed"] == 0, rerun.tail()
     done["mvp"] = True

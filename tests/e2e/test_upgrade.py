@@ -204,8 +204,11 @@ def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     for node in CONTROL_PLANES:
         manifest = lab.node_exec(node, "cat", MANIFEST)
         assert f"--peer-ca-file={PEER_CA}" in manifest, node
+        # graceful restarts ride the same re-render (mvp_enable_apiserver_shutdown_args)
+        assert "--shutdown-delay-duration=5s" in manifest, node
+        assert "--shutdown-watch-termination-grace-period=5s" in manifest, node
     config = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["data"]["ClusterConfiguration"]
-    assert "peer-ca-file" in config
+    assert "peer-ca-file" in config and "shutdown-delay-duration" in config
     assert list((lab.artifacts / "backups").glob("kubeadm-config-*.yaml")), "no backup of the ClusterConfiguration"
 
     before = lab.snapshot_state()
