@@ -70,11 +70,11 @@ options:
     type: dict
   api_server_default_args:
     description:
-      - C(apiServer.extraArgs) to set only where the ClusterConfiguration has no entry of that name: a value an
-        operator chose is kept, whatever it is, and a rerun changes nothing.
+      - C(apiServer.extraArgs) to set only where the ClusterConfiguration has no entry of that name, so a value an
+        operator chose is kept (whatever it is) and a rerun changes nothing.
       - Same name and value rules as O(api_server_extra_args); no V(null) values, no name that is also in
         O(api_server_extra_args), no C(feature-gates).
-      - The M(skewsafe.kubeadm.mvp_enable) role gives kube-apiserver's graceful-shutdown settings this way.
+      - The C(skewsafe.kubeadm.mvp_enable) role gives kube-apiserver's graceful-shutdown settings this way.
     type: dict
   feature_gates:
     description:
