@@ -98,6 +98,8 @@ def playbook_cmd(args, inventory: Path, new: str) -> list:
         f"skewsafe_artifacts_dir={args.out / 'artifacts'}",
     ]
     cmd += ["-e", f"skewsafe_control_plane_order={control_plane_order(args)}"]
+    for extra in args.extra_vars or []:
+        cmd += ["-e", extra]
     return cmd + (["-e", f"{MVP_OFF_VAR}=false"] if args.mvp == "off" else [])
 
 
@@ -135,7 +137,9 @@ def run(args) -> int:
     lab, meta = (
         args.lab_dir,
         {
-            "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}, {control_plane_order(args)}",
+            "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}, {control_plane_order(args)}"
+            + "".join(f", {extra}" for extra in args.extra_vars or []),
+            "extra_vars": args.extra_vars or [],
             "mvp": args.mvp == "on",
             "control_plane_order": control_plane_order(args),
             "old": old,
@@ -197,6 +201,12 @@ def main(argv=None) -> int:
         "--order",
         choices=("components_first", "node_by_node"),
         help="skewsafe_control_plane_order (default: components_first with MVP on, node_by_node with MVP off)",
+    )
+    parser.add_argument(
+        "-e",
+        "--extra-vars",
+        action="append",
+        help="more ansible-playbook -e settings, named in the run's label (e.g. mvp_enable_apiserver_shutdown_args={})",
     )
     args = parser.parse_args(argv)
     args.out = args.out.resolve()

@@ -200,9 +200,13 @@ def new_server_first_200s(records: list) -> list:
 
 
 def false_404_window_split(records: list, window: float) -> dict:
-    """Per target, false 404s within ``window`` s after some new server's first 200 (the first-peer window that
-    bench.first_peer measured) and outside it. ``mark_unserved`` must have run."""
+    """Per target, false 404s within ``window`` s after some new server's first 200, or the run's first 200 for a
+    new-only resource from any target (the first-peer window bench.first_peer measured), and outside it.
+    ``mark_unserved`` must have run."""
     starts = new_server_first_200s(records)
+    # The very first 200 may come through a balancer before the new server's own poller gets one.
+    first = next((r["t"] for r in records if r["kind"] == "new-only" and r.get("status") == 200), None)
+    starts = sorted({*starts, first} - {None})
     split: dict = {}
     for rec in records:
         if rec["kind"] != "new-only" or outcome(rec) != "false_404":

@@ -110,6 +110,16 @@ def test_false_404s_are_split_by_the_first_peer_window():
     assert false_404_window_split(records, 60)["targets"]["cp2"] == {"inside": 2, "outside": 0}
 
 
+def test_the_first_200_through_the_balancer_opens_the_window_too():
+    records = [version(0, "cp1", "v1.36.5"), version(0, "cp2", "v1.36.5"), version(10, "cp1", "v1.37.2")]
+    records += [rec(11, "lb", kind="new-only"), rec(11.5, "cp2", kind="new-only", status=404)]
+    records += [rec(12, "cp1", kind="new-only"), rec(12.5, "cp2", kind="new-only", status=404)]
+    mark_unserved(records)
+    split = false_404_window_split(records, 60)
+    assert split["new_server_starts"] == 2
+    assert split["targets"] == {"cp2": {"inside": 2, "outside": 0}}
+
+
 def test_median_and_range():
     assert median_range([3, None, 1, 2]) == {"n": 3, "median": 2, "min": 1, "max": 3}
     assert median_range([4, 1])["median"] == 2.5
