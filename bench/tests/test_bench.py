@@ -201,6 +201,18 @@ def test_linear_fit():
     assert fit["per_server_s"] == 0.2 and fit["worst_residual"] == 0
 
 
+def test_lab_upgrade_passes_extra_vars_before_the_mvp_switch():
+    from argparse import Namespace
+    from pathlib import Path
+
+    from bench.lab_upgrade import playbook_cmd
+
+    extra = '{"mvp_enable_apiserver_shutdown_args": {}}'
+    args = Namespace(playbook="p", out=Path("/tmp/x"), order=None, extra_vars=[extra], mvp="on")
+    cmd = playbook_cmd(args, Path("inventory.ini"), "1.37.2")
+    assert cmd[-2:] == ["-e", extra]
+
+
 def test_lab_upgrade_control_plane_order():
     from argparse import Namespace
     from pathlib import Path
@@ -208,12 +220,12 @@ def test_lab_upgrade_control_plane_order():
     from bench.lab_upgrade import playbook_cmd
 
     def order(**kw):
-        args = Namespace(playbook="skewsafe.kubeadm.upgrade", out=Path("/tmp/x"), order=None, **kw)
+        args = Namespace(playbook="skewsafe.kubeadm.upgrade", out=Path("/tmp/x"), order=None, extra_vars=None, **kw)
         cmd = playbook_cmd(args, Path("inventory.ini"), "1.37.2")
         return [a.split("=", 1)[1] for a in cmd if a.startswith("skewsafe_control_plane_order=")]
 
     # the collection's order with MVP on; stock kubeadm (its own order, no MVP) with MVP off
     assert order(mvp="on") == ["components_first"]
     assert order(mvp="off") == ["node_by_node"]
-    args = Namespace(playbook="p", out=Path("/tmp/x"), order="node_by_node", mvp="on")
+    args = Namespace(playbook="p", out=Path("/tmp/x"), order="node_by_node", mvp="on", extra_vars=None)
     assert "skewsafe_control_plane_order=node_by_node" in playbook_cmd(args, Path("i"), "1.37.2")
