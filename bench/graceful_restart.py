@@ -23,6 +23,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -127,8 +128,6 @@ class Haproxy:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -253,11 +252,11 @@ def run_variant(args, name: str, flags: dict, work: Path) -> dict:
     result = {"flags": flags, "restarts": restarts, "load": [load_started, load_ended], "balancers": {}}
     for lb_name in balancers:
         records = [json.loads(line) for line in (args.out / f"requests-{name}-{lb_name}.jsonl").open()]
-        result["balancers"][lb_name] = summarize(records, restarts, watchers[lb_name])
+        result["balancers"][lb_name] = summarize(records, watchers[lb_name])
     return result
 
 
-def summarize(records: list, restarts: list, watchers: Watchers) -> dict:
+def summarize(records: list, watchers: Watchers) -> dict:
     counts = Counter(outcome(r) for r in records)
     errors = [r for r in records if outcome(r) in ("http_error", "transport_error")]
     retry_after = [r for r in errors if r.get("status") == 429 and SHUTTING_DOWN in (r.get("error") or "")]

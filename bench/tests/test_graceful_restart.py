@@ -33,7 +33,7 @@ def test_summary_counts_retry_after_apart_from_other_errors():
         {"t": 3, "target": "lb-lab", "kind": "core", "status": None, "error": "ProtocolError: reset"},
         {"t": 4, "target": "lb-lab", "kind": "core", "status": None, "skipped": True},
     ]
-    summary = gr.summarize(records, [], FakeWatchers())
+    summary = gr.summarize(records, FakeWatchers())
     assert (summary["errors"], summary["retry_after_429"], summary["errors_without_retry_after"]) == (2, 1, 1)
     assert summary["outcomes"] == {"ok": 1, "http_error": 1, "transport_error": 1, "not_sent": 1}
     assert summary["watch_failures"] == {"ProtocolError": 2}
