@@ -14,6 +14,7 @@ from ansible.utils.display import Display
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_manifests as node_manifests
 
 display = Display()
 
@@ -45,19 +46,12 @@ class ActionModule(ActionBase):
         return self._execute_module(module_name=name, module_args=args, task_vars=task_vars)
 
     def _read_manifests(self, params, task_vars):
-        manifests = {}
-        for name in health.COMPONENTS:
-            got = self._remote("ansible.builtin.slurp", {"src": f"{params['manifests_dir']}/{name}.yaml"}, task_vars)
-            if got.get("failed"):
-                if "not found" in str(got.get("msg", "")).lower():
-                    manifests[name] = None
-                    continue
-                raise AnsibleActionFail(f"cannot read the {name} manifest: {got.get('msg')}")
-            try:
-                manifests[name] = _manifest.decode(got["content"])
-            except _manifest.ManifestError as exc:
-                raise AnsibleActionFail(f"the {name} manifest is {exc}") from exc
-        return manifests
+        try:
+            return node_manifests.read(
+                lambda name, args: self._remote(name, args, task_vars), params["manifests_dir"], health.COMPONENTS
+            )
+        except node_manifests.NodeManifestError as exc:
+            raise AnsibleActionFail(str(exc)) from exc
 
     def _readyz(self, url, params, task_vars):
         if not url:
