@@ -30,7 +30,7 @@ CATEGORIES = (
     ("enable_mvp", r"^Enable MVP \|"),
     ("etcd_backup", r"^Etcd backup \|"),
     ("preflight", r"^Preflight \|"),
-    ("facts", r"^Gathering Facts"),
+    ("facts", r"^Gathering Facts|Gather the minimal facts"),
 )
 EXTERNAL = ("kubeadm", "packages", "kubelet_restart", "apiserver_wait", "drain")
 ONE_TIME = ("mvp_enable_restart", "enable_mvp")  # a cluster that already runs MVP skips these
