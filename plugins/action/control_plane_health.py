@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import control_plane_node_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_manifests as node_manifests
 
@@ -22,10 +22,8 @@ ETCD_PKI = "/etc/kubernetes/pki/etcd"
 
 
 def argument_spec():
-    spec = auth_argspec()
+    spec = control_plane_node_argspec()
     spec.update(
-        node_name={"type": "str", "required": True},
-        manifests_dir={"type": "path", "default": "/etc/kubernetes/manifests"},
         ca_file={"type": "path", "default": "/etc/kubernetes/pki/ca.crt"},
         expected_version={"type": "str"},
         etcd={"type": "str", "choices": ["auto", "stacked", "external", "skip"], "default": "auto"},

@@ -9,7 +9,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import control_plane_node_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_state as state
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_manifests as node_manifests
 
@@ -18,10 +18,8 @@ COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
 
 def argument_spec():
-    spec = auth_argspec()
+    spec = control_plane_node_argspec()
     spec.update(
-        node_name={"type": "str", "required": True},
-        manifests_dir={"type": "path", "default": "/etc/kubernetes/manifests"},
         request_timeout={"type": "int", "default": _client.REQUEST_TIMEOUT},
     )
     return spec

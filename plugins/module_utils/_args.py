@@ -38,3 +38,18 @@ AUTH_ARG_SPEC = {
 
 def auth_argspec():
     return copy.deepcopy(AUTH_ARG_SPEC)
+
+
+# The control-plane node an action plugin reads on (through the connection) and in the API.
+# Mirrors plugins/doc_fragments/_control_plane_node.py.
+CONTROL_PLANE_NODE_ARG_SPEC = {
+    "node_name": {"type": "str", "required": True},
+    "manifests_dir": {"type": "path", "default": "/etc/kubernetes/manifests"},
+}
+
+
+def control_plane_node_argspec():
+    """The auth options and the control-plane node options."""
+    spec = auth_argspec()
+    spec.update(copy.deepcopy(CONTROL_PLANE_NODE_ARG_SPEC))
+    return spec

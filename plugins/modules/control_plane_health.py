@@ -30,6 +30,7 @@ author:
   - skewsafe developers (@skewsafe)
 extends_documentation_fragment:
   - skewsafe.kubeadm._auth
+  - skewsafe.kubeadm._control_plane_node
   - skewsafe.kubeadm._attributes
   - skewsafe.kubeadm._attributes.controller_action
 attributes:
@@ -41,16 +42,6 @@ attributes:
   idempotent:
     support: full
 options:
-  node_name:
-    description:
-      - The Node name of the control plane (what C(kubectl get nodes) shows).
-    type: str
-    required: true
-  manifests_dir:
-    description:
-      - Where kubeadm writes the static Pod manifests on the node.
-    type: path
-    default: /etc/kubernetes/manifests
   ca_file:
     description:
       - The cluster CA on the node, to verify the kube-apiserver's serving certificate.

@@ -23,20 +23,11 @@ author:
   - skewsafe developers (@skewsafe)
 extends_documentation_fragment:
   - skewsafe.kubeadm._auth
+  - skewsafe.kubeadm._control_plane_node
   - skewsafe.kubeadm._attributes
   - skewsafe.kubeadm._attributes.info_module
   - skewsafe.kubeadm._attributes.controller_action
 options:
-  node_name:
-    description:
-      - The Node name of the control plane (what C(kubectl get nodes) shows).
-    type: str
-    required: true
-  manifests_dir:
-    description:
-      - Where kubeadm writes the static Pod manifests on the node.
-    type: path
-    default: /etc/kubernetes/manifests
   request_timeout:
     description:
       - Seconds for each API request (a hung API server must not stall the run).
