@@ -10,11 +10,9 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import control_plane_node_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_state as state
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_manifests as node_manifests
-
-# The static Pods whose image tag is the Kubernetes version (etcd has its own).
-COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
 
 def argument_spec():
@@ -57,7 +55,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(str(exc)) from exc
         try:
             manifests = node_manifests.read(
-                lambda name, args: self._remote(name, args, task_vars), params["manifests_dir"], COMPONENTS
+                lambda name, args: self._remote(name, args, task_vars), params["manifests_dir"], health.VERSIONED
             )
         except node_manifests.NodeManifestError as exc:
             raise AnsibleActionFail(str(exc)) from exc

@@ -81,10 +81,10 @@ def read(core, apps, serialize, node_name, request_timeout):
     daemon_set = _call(
         "DaemonSet kube-system/kube-proxy", apps.read_namespaced_daemon_set, "kube-proxy", NAMESPACE, **timeout
     )
-    pod_items = (serialize(pods) or {}).get("items") or [] if pods is not None else []
+    # serialize(None) is None: a 404 stays None
     return {
         "kubelet": kubelet_version(serialize(node)),
-        "apiservers": [summary(pod)["version"] for pod in pod_items],
-        "cluster_version": cluster_version(serialize(config_map) if config_map is not None else None),
-        "kube_proxy": kube_proxy_version(serialize(daemon_set) if daemon_set is not None else None),
+        "apiservers": [summary(pod)["version"] for pod in (serialize(pods) or {}).get("items") or []],
+        "cluster_version": cluster_version(serialize(config_map)),
+        "kube_proxy": kube_proxy_version(serialize(daemon_set)),
     }
