@@ -32,6 +32,7 @@ extends_documentation_fragment:
   - skewsafe.kubeadm._auth
   - skewsafe.kubeadm._control_plane_node
   - skewsafe.kubeadm._attributes
+  - skewsafe.kubeadm._attributes.actiongroup_kubeadm
   - skewsafe.kubeadm._attributes.controller_action
 attributes:
   check_mode:
