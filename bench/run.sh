@@ -7,6 +7,7 @@
 #   BENCH_SKIP_MICRO=1          skip the micro-benchmark
 #   BENCH_REPEATS=n             run each configuration n times (default 1; 3 for the median and range the report gives
 #                               per configuration: a lab pair takes ~40 min on 2 cores, so 3 pairs ~2 h)
+#   BENCH_MVP="on off" (default) the configurations to run; BENCH_MVP=on measures a change to the MVP path alone
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/env.sh
@@ -27,7 +28,9 @@ fi
 runs=()
 repeats=${BENCH_REPEATS:-1}
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_REPEATS must be a positive integer, not '$repeats'" >&2; exit 2; }
-for i in $(seq "$repeats"); do for mvp in on off; do
+configs=${BENCH_MVP:-on off}
+for c in $configs; do [[ $c = on || $c = off ]] || { echo "bench: BENCH_MVP takes on and/or off, not '$c'" >&2; exit 2; }; done
+for i in $(seq "$repeats"); do for mvp in $configs; do
   run="$out/${BENCH_TARGET:-lab}-mvp-$mvp"
   [ "$repeats" = 1 ] || run="$run-$i"
   if [ "${BENCH_TARGET:-lab}" = harness ]; then

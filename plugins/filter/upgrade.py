@@ -85,6 +85,10 @@ def mvp_enable_step(observed):
     return _mvp_enable.step(observed)
 
 
+def stacked_etcd_servers(pods):
+    return _mvp_enable.etcd_servers(pods)
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -94,6 +98,7 @@ class FilterModule:
                 "package_repo_url": package_repo_url,
                 "mvp_feature_gates": mvp_feature_gates,
                 "mvp_enable_step": mvp_enable_step,
+                "stacked_etcd_servers": stacked_etcd_servers,
                 "upgrade_path_hops": upgrade_path_hops,
                 "apiserver_endpoint": apiserver_endpoint,
                 "preflight_assessment": preflight_assessment,

@@ -59,6 +59,16 @@ def _mount_key(mount):
     return (mount.get("name"), mount.get("mountPath"))
 
 
+# List flags where a render that keeps every live entry and adds more loses nothing: the mvp_enable role names every
+# stacked etcd member in kubeadm-config, and the control planes not yet re-rendered still list the local one only.
+_GROWING_LISTS = ("etcd-servers",)
+
+
+def _keeps_every(live, rendered):
+    kept = [item for item in rendered.split(",") if item]
+    return all(item in kept for item in live.split(",") if item)
+
+
 def compare(live, rendered):
     """``{lost, altered, added}`` lists of human-readable findings for one component's manifests."""
     lc, rc = _manifest.container(live), _manifest.container(rendered)
@@ -67,6 +77,8 @@ def compare(live, rendered):
     for name, value in lf.items():
         if name not in rf:
             lost.append(f"flag --{name}={value}")
+        elif rf[name] != value and name in _GROWING_LISTS and _keeps_every(value, rf[name]):
+            added.append(f"flag --{name}: {value} -> {rf[name]}")
         elif rf[name] != value:
             altered.append(f"flag --{name}: {value} -> {rf[name]}")
     added += [f"flag --{name}={value}" for name, value in rf.items() if name not in lf]

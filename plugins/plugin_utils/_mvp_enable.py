@@ -17,6 +17,11 @@ from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_p
 
 ACTIONS = ("none", "record_only", "apply_renders", "rerender")
 
+# kubeadm's --etcd-servers for stacked etcd (the local member only) and where its etcd static Pod says how clients
+# reach that member (k8s.io/kubernetes cmd/kubeadm/app/constants EtcdAdvertiseClientUrlsAnnotationKey).
+LOCAL_ETCD = "https://127.0.0.1:2379"
+ADVERTISE_CLIENT_URLS = "kubeadm.kubernetes.io/etcd.advertise-client-urls"
+
 
 def step(observed):
     """``{"action", "source", "reason"}`` for one control plane.
@@ -54,3 +59,23 @@ def step(observed):
                 ),
             }
     return {"action": "rerender", "source": True, "reason": "re-rendered at the running version"}
+
+
+def etcd_servers(pods):
+    """``--etcd-servers`` naming every stacked etcd member, the local one first, or ``""`` when there is nothing to add.
+
+    ``pods``: the etcd static Pods (``kube-system``, ``component=etcd``) as API objects. kubeadm points each
+    kube-apiserver at its local member only, so a restart of that member (``kubeadm upgrade``, a kubelet upgrade)
+    hangs the server's requests until the member is back; etcd's client balances over every endpoint it is given
+    and skips one that is down. The value is the same on every control plane (kubeadm-config is cluster-wide):
+    ``127.0.0.1`` first, then each member's advertised client URL. ``""`` with fewer than two members (nothing to
+    fail over to) or none at all (external etcd, where kubeadm already lists every endpoint).
+    """
+    urls = set()
+    for pod in pods or []:
+        annotations = ((pod or {}).get("metadata") or {}).get("annotations") or {}
+        urls.update(u.strip() for u in (annotations.get(ADVERTISE_CLIENT_URLS) or "").split(",") if u.strip())
+    urls.discard(LOCAL_ETCD)
+    if len(urls) < 2:
+        return ""
+    return ",".join([LOCAL_ETCD, *sorted(urls)])

@@ -20,6 +20,7 @@ def test_filters_are_registered_and_wrap_errors():
         "package_repo_url",
         "mvp_feature_gates",
         "mvp_enable_step",
+        "stacked_etcd_servers",
         "upgrade_path_hops",
     }
     assert filters["kube_minor"]("v1.37.2") == 37

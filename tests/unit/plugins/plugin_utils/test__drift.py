@@ -93,6 +93,32 @@ def test_what_kubeadm_config_adds_is_not_drift():
     assert result["components"]["kube-apiserver"]["added"] == ["flag --allow-privileged=true"]
 
 
+ALL_MEMBERS = "https://127.0.0.1:2379,https://10.0.0.11:2379,https://10.0.0.12:2379,https://10.0.0.13:2379"
+
+
+def test_etcd_servers_gaining_every_member_is_not_drift():
+    # kubeadm-config got every stacked member (mvp_enable); this control plane still lists its local one only.
+    rendered = DRYRUN.replace("--etcd-servers=https://127.0.0.1:2379", f"--etcd-servers={ALL_MEMBERS}")
+    result = drift(rendered, live())
+    assert result["lost"] == [] and result["altered"] == []
+    assert result["components"]["kube-apiserver"]["added"] == [
+        f"flag --etcd-servers: https://127.0.0.1:2379 -> {ALL_MEMBERS}"
+    ]
+
+
+def test_etcd_servers_losing_a_hand_added_server_is_drift():
+    def other_servers(pod):
+        command = pod["spec"]["containers"][0]["command"]
+        index = next(i for i, arg in enumerate(command) if arg.startswith("--etcd-servers="))
+        command[index] = "--etcd-servers=https://127.0.0.1:2379,https://etcd-proxy.example:2379"
+
+    rendered = DRYRUN.replace("--etcd-servers=https://127.0.0.1:2379", f"--etcd-servers={ALL_MEMBERS}")
+    result = drift(rendered, live(kube_apiserver=other_servers))
+    assert result["altered"] == [
+        f"kube-apiserver: flag --etcd-servers: https://127.0.0.1:2379,https://etcd-proxy.example:2379 -> {ALL_MEMBERS}"
+    ]
+
+
 def test_a_dry_run_without_manifests_or_a_component_it_skipped_is_an_error():
     with pytest.raises(DriftError, match="printed no manifest"):
         drift("[upgrade] nothing\n", live())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._mvp_enable import step
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._mvp_enable import etcd_servers, step
 
 
 def control_plane(**kw):
@@ -90,3 +90,38 @@ def test_a_rerun_before_an_upgrade_converges(state, configured, expected):
     assert [s["action"] for s in steps] == expected, state
     # cp-1 is never a proxy source before it runs the target; every re-rendered or configured one is
     assert [s["source"] for s in steps] == [a != "apply_renders" for a in expected]
+
+
+def etcd_pod(*urls):
+    annotations = {"kubeadm.kubernetes.io/etcd.advertise-client-urls": ",".join(urls)} if urls else {}
+    return {"metadata": {"name": "etcd-x", "annotations": annotations}}
+
+
+def test_every_stacked_member_is_listed_after_the_local_one():
+    pods = [etcd_pod("https://10.0.0.13:2379"), etcd_pod("https://10.0.0.11:2379"), etcd_pod("https://10.0.0.12:2379")]
+    assert etcd_servers(pods) == (
+        "https://127.0.0.1:2379,https://10.0.0.11:2379,https://10.0.0.12:2379,https://10.0.0.13:2379"
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "pods"),
+    [
+        ("external etcd: no etcd static Pod (kubeadm already lists every endpoint)", []),
+        ("one member: nothing to fail over to", [etcd_pod("https://10.0.0.11:2379")]),
+        ("a Pod without kubeadm's annotation says nothing", [etcd_pod("https://10.0.0.11:2379"), etcd_pod()]),
+        ("the same member twice is one member", [etcd_pod("https://10.0.0.11:2379")] * 2),
+    ],
+)
+def test_nothing_to_add(case, pods):
+    assert etcd_servers(pods) == "", case
+
+
+def test_a_member_with_several_client_urls_keeps_them_all():
+    pods = [etcd_pod("https://10.0.0.11:2379", "https://[fd00::11]:2379"), etcd_pod("https://10.0.0.12:2379")]
+    assert etcd_servers(pods).split(",") == [
+        "https://127.0.0.1:2379",
+        "https://10.0.0.11:2379",
+        "https://10.0.0.12:2379",
+        "https://[fd00::11]:2379",
+    ]
