@@ -201,14 +201,19 @@ def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     health["sampler"] = Sampler(lab_control_planes(), pki_from=CONTROL_PLANES[0]).start()
     run = lab.playbook("mvp_enable")
     assert run.returncode == 0, run.tail()
+    etcd_pods = lab.json("-n", "kube-system", "get", "pods", "-l", "component=etcd")["items"]
+    members = sorted(p["metadata"]["annotations"]["kubeadm.kubernetes.io/etcd.advertise-client-urls"] for p in etcd_pods)
+    assert len(members) == len(CONTROL_PLANES), members
     for node in CONTROL_PLANES:
         manifest = lab.node_exec(node, "cat", MANIFEST)
         assert f"--peer-ca-file={PEER_CA}" in manifest, node
         # graceful restarts ride the same re-render (mvp_enable_apiserver_shutdown_args)
         assert "--shutdown-delay-duration=5s" in manifest, node
         assert "--shutdown-watch-termination-grace-period=5s" in manifest, node
+        # and every etcd member, the local one first (mvp_enable_etcd_all_members)
+        assert f"--etcd-servers={','.join(['https://127.0.0.1:2379', *members])}" in manifest, node
     config = lab.json("-n", "kube-system", "get", "configmap", "kubeadm-config")["data"]["ClusterConfiguration"]
-    assert "peer-ca-file" in config and "shutdown-delay-duration" in config
+    assert "peer-ca-file" in config and "shutdown-delay-duration" in config and "etcd-servers" in config
     assert list((lab.artifacts / "backups").glob("kubeadm-config-*.yaml")), "no backup of the ClusterConfiguration"
 
     before = lab.snapshot_state()
