@@ -202,7 +202,9 @@ def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     run = lab.playbook("mvp_enable")
     assert run.returncode == 0, run.tail()
     etcd_pods = lab.json("-n", "kube-system", "get", "pods", "-l", "component=etcd")["items"]
-    members = sorted(p["metadata"]["annotations"]["kubeadm.kubernetes.io/etcd.advertise-client-urls"] for p in etcd_pods)
+    members = sorted(
+        p["metadata"]["annotations"]["kubeadm.kubernetes.io/etcd.advertise-client-urls"] for p in etcd_pods
+    )
     assert len(members) == len(CONTROL_PLANES), members
     for node in CONTROL_PLANES:
         manifest = lab.node_exec(node, "cat", MANIFEST)
