@@ -11,6 +11,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$SECONDS
 "$LAB_DIR/repo-server.sh" stop
+# A dockerd killed from outside (a reboot, a killed session) leaves its containers in the data-root, and
+# the next start would bring the old nodes back with their restart policies: start it to remove them.
+if ! "$LAB_DIR/dockerd.sh" status >/dev/null 2>&1 && [ -n "$(ls -A "$LAB_STATE/docker-root/containers" 2>/dev/null)" ]; then
+  log "dockerd not running but its data-root holds containers: starting it to remove them"
+  "$LAB_DIR/dockerd.sh" start
+fi
 if "$LAB_DIR/dockerd.sh" status >/dev/null 2>&1; then
   # the dockerd is the lab's own: everything in it is the lab's
   ids=$(ldocker ps -aq)

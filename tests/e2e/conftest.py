@@ -355,7 +355,12 @@ def lab():
         result = subprocess.run([str(REPO / "lab" / script)], capture_output=True, text=True, check=False)
         if result.returncode != 0:
             pytest.fail(f"lab/{script} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    yield Lab()
+    lab = Lab()
+    # every test starts from the older version: a lab left over at another one would make them all lie
+    kubelets = {name: node["status"]["nodeInfo"]["kubeletVersion"] for name, node in lab.nodes().items()}
+    if any(version != f"v{OLD}" for version in kubelets.values()):
+        pytest.fail(f"lab/up.sh left a lab that is not at {OLD}: {kubelets}")
+    yield lab
     if os.environ.get("SKEWSAFE_KEEP_LAB") != "1":
         subprocess.run([str(REPO / "lab" / "down.sh")], capture_output=True, check=False)
 
