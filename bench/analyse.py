@@ -92,8 +92,17 @@ def headline(run: dict) -> dict:
         "false_404_lb_outside": false_404(balancers, "outside") if load.get("first_peer_split") else None,
         "false_404_old": false_404(direct),
         "false_404_old_outside": false_404(direct, "outside") if load.get("first_peer_split") else None,
-        "share_first_run": up.get("orchestration_share"),
-        "share_mvp_on": up.get("orchestration_share_mvp_already_on") if up.get("one_time_mvp_enable_seconds") else None,
+        # MVP was enabled before the run: the share measured on a cluster already running it, nothing subtracted
+        **(
+            {"share_first_run": None, "share_mvp_on": up.get("orchestration_share")}
+            if run["meta"].get("mvp_enabled_before")
+            else {
+                "share_first_run": up.get("orchestration_share"),
+                "share_mvp_on": (
+                    up.get("orchestration_share_mvp_already_on") if up.get("one_time_mvp_enable_seconds") else None
+                ),
+            }
+        ),
     }
 
 

@@ -138,7 +138,9 @@ def run(args) -> int:
         args.lab_dir,
         {
             "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}, {control_plane_order(args)}"
+            + (", MVP enabled before the run" if args.mvp_before else "")
             + "".join(f", {extra}" for extra in args.extra_vars or []),
+            "mvp_enabled_before": args.mvp_before,
             "extra_vars": args.extra_vars or [],
             "mvp": args.mvp == "on",
             "control_plane_order": control_plane_order(args),
@@ -153,6 +155,14 @@ def run(args) -> int:
         if meta["lab_up_rc"]:
             raise SystemExit(f"lab/up.sh failed; see {args.out / 'lab-up.log'}")
     inventory, kubeconfig = lab / "inventory.ini", lab / "admin.conf"
+    if args.mvp_before:  # a cluster already running MVP: the upgrade measured next enables nothing
+        enable = ["ansible-playbook", "-i", str(inventory), "skewsafe.kubeadm.mvp_enable"]
+        enable += ["-e", f"skewsafe_artifacts_dir={args.out / 'artifacts'}"]
+        for extra in args.extra_vars or []:
+            enable += ["-e", extra]
+        meta["mvp_before_rc"], meta["mvp_before_s"] = sh(enable, args.out / "mvp-before.log", args.dry_run)
+        if meta["mvp_before_rc"]:
+            raise SystemExit(f"enabling MVP before the run failed; see {args.out / 'mvp-before.log'}")
     new_only = args.new_only_file or args.out / "new-only.json"
     if not args.new_only_file:  # no new server exists before the upgrade: diff the pinned versions on a harness
         sh(
@@ -192,6 +202,11 @@ def main(argv=None) -> int:
     parser.add_argument("--cooldown", type=float, default=60.0, help="seconds of load after it")
     parser.add_argument("--max-seconds", type=float, default=3 * 3600, help="hard bound of the load generator")
     parser.add_argument("--new-only-file", type=Path, help="bench.discover output (default: made on a harness)")
+    parser.add_argument(
+        "--mvp-before",
+        action="store_true",
+        help="enable MVP (skewsafe.kubeadm.mvp_enable, not timed) before the measured upgrade: a cluster already running it",
+    )
     parser.add_argument("--no-recreate", dest="recreate", action="store_false", help="use the running lab as it is")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     # For testing the driver without the lab: another inventory.ini/admin.conf directory and playbook.
@@ -209,6 +224,8 @@ def main(argv=None) -> int:
         help="more ansible-playbook -e settings, named in the run's label (e.g. mvp_enable_apiserver_shutdown_args={})",
     )
     args = parser.parse_args(argv)
+    if args.mvp_before and args.mvp != "on":
+        parser.error("--mvp-before needs --mvp on")
     args.out = args.out.resolve()
     return run(args)
 

@@ -61,15 +61,20 @@ def run_section(run: dict, title: str | None = None) -> list:
     if load["top_errors"]:
         lines += ["", "Most frequent other errors:", ""]
         lines += [f"- {e['count']} x `{e['what']}`" for e in load["top_errors"]]
-    lines += _upgrade(run.get("upgrade") or {})
+    lines += _upgrade(run.get("upgrade") or {}, bool(run.get("meta", {}).get("mvp_enabled_before")))
     return [*lines, ""]
 
 
-def _upgrade(up: dict) -> list:
+def _upgrade(up: dict, mvp_before: bool = False) -> list:
     if not up:
         return []
     one_time = ""
-    if up.get("one_time_mvp_enable_seconds"):
+    if mvp_before:
+        one_time = (
+            " MVP was enabled before the run (skewsafe.kubeadm.mvp_enable, not timed): this is the share on a cluster "
+            "already running it, measured, nothing subtracted."
+        )
+    elif up.get("one_time_mvp_enable_seconds"):
         one_time = (
             f" The one-time MVP enablement (peer flags into kubeadm-config, every kube-apiserver re-rendered "
             f"and restarted) took {up['one_time_mvp_enable_seconds']} s; without it, as on a cluster already "

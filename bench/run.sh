@@ -7,7 +7,8 @@
 #   BENCH_SKIP_MICRO=1          skip the micro-benchmark
 #   BENCH_REPEATS=n             run each configuration n times (default 1; 3 for the median and range the report gives
 #                               per configuration: a lab pair takes ~40 min on 2 cores, so 3 pairs ~2 h)
-#   BENCH_MVP="on off" (default) the configurations to run; BENCH_MVP=on measures a change to the MVP path alone
+#   BENCH_MVP="on off" (default) the configurations to run; BENCH_MVP=on measures a change to the MVP path alone;
+#                               pre: MVP on, enabled (untimed) before the upgrade, a cluster already running it
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/env.sh
@@ -29,16 +30,18 @@ runs=()
 repeats=${BENCH_REPEATS:-1}
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_REPEATS must be a positive integer, not '$repeats'" >&2; exit 2; }
 configs=${BENCH_MVP:-on off}
-for c in $configs; do [[ $c = on || $c = off ]] || { echo "bench: BENCH_MVP takes on and/or off, not '$c'" >&2; exit 2; }; done
+for c in $configs; do [[ $c = on || $c = off || $c = pre ]] || { echo "bench: BENCH_MVP takes on, off and/or pre, not '$c'" >&2; exit 2; }; done
 for i in $(seq "$repeats"); do for mvp in $configs; do
   run="$out/${BENCH_TARGET:-lab}-mvp-$mvp"
   [ "$repeats" = 1 ] || run="$run-$i"
   if [ "${BENCH_TARGET:-lab}" = harness ]; then
+    [ "$mvp" != pre ] || { echo "bench: BENCH_MVP=pre needs the lab (BENCH_TARGET=lab)" >&2; exit 2; }
     "$BENCH_PY" -m bench.harness_run --mvp "$mvp" --duration "${BENCH_SECONDS:-60}" --out "$run"
   else
     [ -e "$out/new-only.json" ] || "$BENCH_PY" -m bench.discover --harness --out "$out/new-only.json"
     # A failed upgrade is a result too: analyse what was recorded.
-    "$BENCH_PY" -m bench.lab_upgrade --mvp "$mvp" --new-only-file "$out/new-only.json" --out "$run" \
+    if [ "$mvp" = pre ]; then mode=(--mvp on --mvp-before); else mode=(--mvp "$mvp"); fi
+    "$BENCH_PY" -m bench.lab_upgrade "${mode[@]}" --new-only-file "$out/new-only.json" --out "$run" \
       || echo "bench: lab upgrade with MVP $mvp exited $?" >&2
   fi
   [ -s "$run/requests.jsonl" ] && runs+=("$run")

@@ -144,6 +144,16 @@ def test_headline_counts_balancer_errors_and_old_server_404s():
     assert (figures["share_first_run"], figures["share_mvp_on"]) == (0.18, 0.1)
 
 
+def test_a_run_on_a_cluster_already_running_mvp_is_measured_not_subtracted():
+    run = run_of("pre", True, 0, 0.11, 0.05)
+    run["meta"]["mvp_enabled_before"] = True
+    figures = headline(run)
+    assert (figures["share_first_run"], figures["share_mvp_on"]) == (None, 0.11)
+    table = {g["goal"]: g for g in goals([run], None)}
+    assert "collection's own share of the upgrade, first run (enables MVP)" not in table
+    assert table["same, cluster already running MVP"]["measured"] == "11.0%"
+
+
 def test_goals_report_median_and_range_and_judge_the_worst_run():
     runs = [run_of("on", True, n, share, 0.1) for n, share in ((0, 0.15), (3, 0.19), (1, 0.25))]
     runs.append(run_of("off", False, 5, 0.1))

@@ -272,6 +272,20 @@ def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
 CORDON_MARK = "skewsafe.kubeadm/cordoned"
 
 
+def ran_on(output: str, task: str) -> list[str]:
+    """The hosts a task ran on (ok or changed) in a default-callback log."""
+    hosts = []
+    for block in output.split("\nTASK [")[1:]:
+        header, _, body = block.partition("\n")
+        if task in header:
+            hosts += [
+                line.split("[", 1)[1].split("]", 1)[0].split(" -> ")[0]
+                for line in body.splitlines()
+                if line.startswith(("ok: [", "changed: ["))
+            ]
+    return hosts
+
+
 def test_rerun_resumes_and_a_killed_run_converges(lab):
     after("gate")
     first, second, operators = CONTROL_PLANES[0], CONTROL_PLANES[1], CONTROL_PLANES[2]
@@ -284,6 +298,10 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
     marker = f"Control plane | Wait until whole again after the kubelet restart on {first}"
     killed = lab.playbook("upgrade", "-e", TARGET, kill_when=lambda line: marker in line)
     assert killed.killed, f"the run ended before {first}'s kubelet restart: " + killed.tail()
+    # MVP was on already: preflight proved every server, so enabling it again neither dialled nor gated any host
+    assert ran_on(killed.output, "Preflight | Check the Mixed Version Proxy on the running version") == [first]
+    assert ran_on(killed.output, "Enable MVP | Prove MVP on the API servers done so far") == [], killed.tail()
+    assert ran_on(killed.output, "Enable MVP | Patch the ClusterConfiguration") == CONTROL_PLANES, killed.tail()
     assert lab.kubelet_version(first) == f"v{NEW}"
     node = lab.nodes()[first]
     assert node["spec"].get("unschedulable") and CORDON_MARK in node["metadata"].get("annotations", {}), node
