@@ -35,6 +35,8 @@ cp1=$(head -1 <<<"$cps" | cut -d' ' -f1)
   echo "ansible_ssh_private_key_file=$LAB_CACHE/ssh/id_ed25519"
   echo "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
   echo "ansible_python_interpreter=/usr/bin/python3"
+  # as kubespray's ansible.cfg: one ssh round trip per task instead of several (LAB_PIPELINING=0: Ansible's default)
+  [ "${LAB_PIPELINING:-1}" != 1 ] || echo "ansible_pipelining=true"
   echo "skewsafe_package_repo_base_url=http://$LAB_GATEWAY:$REPO_PORT"
   # The lab repository is signed with the lab's own key (lab/build-debs.sh): the roles check its fingerprint.
   echo "skewsafe_package_repo_key_fingerprint=$(cat "$LAB_CACHE/repo-key/fingerprint")"
