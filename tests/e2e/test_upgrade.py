@@ -276,7 +276,7 @@ def ran_on(output: str, task: str) -> list[str]:
     """The hosts a task ran on (ok or changed) in a default-callback log."""
     hosts = []
     for block in output.split("\nTASK [")[1:]:
-        header, _, body = block.partition("\n")
+        header, _newline, body = block.partition("\n")
         if task in header:
             hosts += [
                 line.split("[", 1)[1].split("]", 1)[0].split(" -> ")[0]
