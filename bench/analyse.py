@@ -78,6 +78,8 @@ def headline(run: dict) -> dict:
     direct = set(load.get("direct_targets") or [])
     balancers = [t for t in load["targets"] if t not in direct]
     split = (load.get("first_peer_split") or {}).get("targets") or {}
+    measured_on = run["meta"].get("mvp_enabled_before")
+    estimate_on = up.get("orchestration_share_mvp_already_on") if up.get("one_time_mvp_enable_seconds") else None
 
     def false_404(targets, where=None):
         if where:
@@ -92,17 +94,9 @@ def headline(run: dict) -> dict:
         "false_404_lb_outside": false_404(balancers, "outside") if load.get("first_peer_split") else None,
         "false_404_old": false_404(direct),
         "false_404_old_outside": false_404(direct, "outside") if load.get("first_peer_split") else None,
-        # MVP was enabled before the run: the share measured on a cluster already running it, nothing subtracted
-        **(
-            {"share_first_run": None, "share_mvp_on": up.get("orchestration_share")}
-            if run["meta"].get("mvp_enabled_before")
-            else {
-                "share_first_run": up.get("orchestration_share"),
-                "share_mvp_on": (
-                    up.get("orchestration_share_mvp_already_on") if up.get("one_time_mvp_enable_seconds") else None
-                ),
-            }
-        ),
+        # MVP enabled before the run: the share on a cluster already running it is measured, nothing subtracted
+        "share_first_run": None if measured_on else up.get("orchestration_share"),
+        "share_mvp_on": up.get("orchestration_share") if measured_on else estimate_on,
     }
 
 
