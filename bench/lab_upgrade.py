@@ -30,6 +30,11 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 MVP_OFF_VAR = "skewsafe_mvp_enable"  # proposed: false skips mvp_enable and every mvp_check gate
+# --tell-balancer: the lab's haproxy hooks of control_plane_upgrade (README, Load balancer)
+BALANCER_HOOKS = {
+    "control_plane_upgrade_take_out_tasks": str(REPO / "lab" / "files" / "balancer-take-out.yml"),
+    "control_plane_upgrade_put_back_tasks": str(REPO / "lab" / "files" / "balancer-put-back.yml"),
+}
 
 
 def default_lab_dir() -> Path:
@@ -98,6 +103,8 @@ def playbook_cmd(args, inventory: Path, new: str) -> list:
         f"skewsafe_artifacts_dir={args.out / 'artifacts'}",
     ]
     cmd += ["-e", f"skewsafe_control_plane_order={control_plane_order(args)}"]
+    if getattr(args, "tell_balancer", False):
+        cmd += ["-e", json.dumps(BALANCER_HOOKS)]
     for extra in args.extra_vars or []:
         cmd += ["-e", extra]
     return cmd + (["-e", f"{MVP_OFF_VAR}=false"] if args.mvp == "off" else [])
@@ -139,8 +146,10 @@ def run(args) -> int:
         {
             "label": f"lab upgrade {old} -> {new}, MVP {args.mvp}, {control_plane_order(args)}"
             + (", MVP enabled before the run" if args.mvp_before else "")
+            + (", balancer told" if args.tell_balancer else "")
             + "".join(f", {extra}" for extra in args.extra_vars or []),
             "mvp_enabled_before": args.mvp_before,
+            "balancer_told": args.tell_balancer,
             "extra_vars": args.extra_vars or [],
             "mvp": args.mvp == "on",
             "control_plane_order": control_plane_order(args),
@@ -206,6 +215,12 @@ def main(argv=None) -> int:
         "--mvp-before",
         action="store_true",
         help="enable MVP (skewsafe.kubeadm.mvp_enable, not timed) before the measured upgrade: a cluster already running it",
+    )
+    parser.add_argument(
+        "--tell-balancer",
+        action="store_true",
+        help="take each control plane out of the lab's haproxy before its restarts and put it back after "
+        "(control_plane_upgrade_take_out_tasks/put_back_tasks with lab/files/balancer-*.yml)",
     )
     parser.add_argument("--no-recreate", dest="recreate", action="store_false", help="use the running lab as it is")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")

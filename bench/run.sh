@@ -9,6 +9,8 @@
 #                               per configuration: a lab pair takes ~40 min on 2 cores, so 3 pairs ~2 h)
 #   BENCH_MVP="on off" (default) the configurations to run; BENCH_MVP=on measures a change to the MVP path alone;
 #                               pre: MVP on, enabled (untimed) before the upgrade, a cluster already running it
+#   BENCH_TELL_BALANCER=1       lab runs take each control plane out of the lab's haproxy before its restarts
+#                               (bench.lab_upgrade --tell-balancer: control_plane_upgrade_take_out_tasks/put_back_tasks)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/env.sh
@@ -41,6 +43,7 @@ for i in $(seq "$repeats"); do for mvp in $configs; do
     [ -e "$out/new-only.json" ] || "$BENCH_PY" -m bench.discover --harness --out "$out/new-only.json"
     # A failed upgrade is a result too: analyse what was recorded.
     if [ "$mvp" = pre ]; then mode=(--mvp on --mvp-before); else mode=(--mvp "$mvp"); fi
+    [ "${BENCH_TELL_BALANCER:-0}" != 1 ] || mode+=(--tell-balancer)
     "$BENCH_PY" -m bench.lab_upgrade "${mode[@]}" --new-only-file "$out/new-only.json" --out "$run" \
       || echo "bench: lab upgrade with MVP $mvp exited $?" >&2
   fi

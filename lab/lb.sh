@@ -2,14 +2,14 @@
 # HA endpoint of the lab: haproxy (Debian's package) in its own container at $LAB_LB_IP,
 # TCP 6443 -> every control plane's kube-apiserver, health-checked with GET /readyz over TLS
 # (kubeadm's HA guide), stats page on :8404 (http://$LAB_LB_IP:8404/stats, ;csv for scripts).
-#   lab/lb.sh CP_IP...       build the image if missing, write the config, start or reload
+#   lab/lb.sh [NAME=]CP_IP...   build the image if missing, write the config, start or reload
 # The image is a debootstrap minbase with haproxy (cached tarball, loaded into the lab dockerd).
 # Idempotent: a running LB whose config did not change is left alone; a changed config is
 # reloaded in place (haproxy -W master, SIGUSR2), so connections to healthy backends survive.
 set -euo pipefail
 # shellcheck source=lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-[ $# -gt 0 ] || { echo "usage: $0 CP_IP..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [NAME=]CP_IP..." >&2; exit 2; }
 "$LAB_DIR/dockerd.sh" status >/dev/null || die "lab dockerd not running: lab/dockerd.sh start"
 name=$LAB_NAME-lb
 

@@ -46,7 +46,8 @@ for i in $(seq "$ncp"); do cps+=("$LAB_NAME-cp$i"); cp_ips+=("$net.$((LAB_CP_IP_
 for j in $(seq "$nw"); do ws+=("$LAB_NAME-w$j"); w_ips+=("$net.$((LAB_WORKER_IP_BASE + j))"); done
 cp1=${cps[0]} ip1=${cp_ips[0]}
 
-"$LAB_DIR/lb.sh" "${cp_ips[@]}"; tick "load balancer $LAB_LB_IP"
+lb_servers=(); for i in "${!cps[@]}"; do lb_servers+=("${cps[$i]}=${cp_ips[$i]}"); done
+"$LAB_DIR/lb.sh" "${lb_servers[@]}"; tick "load balancer $LAB_LB_IP"
 
 # --- every node in parallel: boot, packages, images ---
 prep() { # NAME IP [--worker]

@@ -239,3 +239,18 @@ def test_lab_upgrade_control_plane_order():
     assert order(mvp="off") == ["node_by_node"]
     args = Namespace(playbook="p", out=Path("/tmp/x"), order="node_by_node", mvp="on", extra_vars=None)
     assert "skewsafe_control_plane_order=node_by_node" in playbook_cmd(args, Path("i"), "1.37.2")
+
+
+def test_lab_upgrade_tells_the_balancer_with_the_lab_files():
+    import json
+    from argparse import Namespace
+    from pathlib import Path
+
+    from bench.lab_upgrade import BALANCER_HOOKS, playbook_cmd
+
+    args = Namespace(playbook="p", out=Path("/tmp/x"), order=None, extra_vars=None, mvp="on", tell_balancer=True)
+    cmd = playbook_cmd(args, Path("inventory.ini"), "1.37.2")
+    hooks = json.loads(cmd[cmd.index("-e", cmd.index("skewsafe_control_plane_order=components_first")) + 1])
+    assert hooks == BALANCER_HOOKS and all(Path(path).is_file() for path in hooks.values())
+    args.tell_balancer = False
+    assert not any("take_out" in a for a in playbook_cmd(args, Path("inventory.ini"), "1.37.2"))

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Prints the lab balancer's haproxy configuration (lab/lb.sh; bench/graceful_restart.py runs the same on loopback).
-#   haproxy-cfg.sh [--bind ADDR:PORT] [--stats ADDR:PORT] [--keep-sessions] BACKEND[:PORT]...
+#   haproxy-cfg.sh [--bind ADDR:PORT] [--stats ADDR:PORT] [--keep-sessions] [NAME=]BACKEND[:PORT]...
+# A server is named NAME (the lab passes the node names, so that a playbook can address it by inventory_hostname),
+# else cp1, cp2, ... in order. The stats page takes admin actions (lab/files/balancer-*.yml): lab only, it has no auth.
 # TCP round robin to every kube-apiserver, health-checked with GET /readyz over TLS: a draining kube-apiserver
 # (SIGTERM, --shutdown-delay-duration) fails /readyz at once while /healthz stays 200, so /healthz cannot be used.
 set -euo pipefail
@@ -14,7 +16,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ $# -gt 0 ] || { echo "usage: haproxy-cfg.sh [--bind A:P] [--stats A:P] [--keep-sessions] BACKEND..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: haproxy-cfg.sh [--bind A:P] [--stats A:P] [--keep-sessions] [NAME=]BACKEND..." >&2; exit 2; }
 cat <<EOF2
 # written by lab/files/haproxy-cfg.sh
 global
@@ -42,6 +44,7 @@ frontend stats
   stats enable
   stats uri /stats
   stats refresh 5s
+  stats admin if TRUE
 
 frontend kube-apiserver
   bind $bind
@@ -58,7 +61,8 @@ backend kube-apiservers
 EOF2
 i=0
 for backend in "$@"; do
-  i=$((i + 1))
+  i=$((i + 1)) name=cp$((i))
+  case $backend in *=*) name=${backend%%=*} backend=${backend#*=} ;; esac
   case $backend in *:*) ;; *) backend=$backend:6443 ;; esac
-  echo "  server cp$i $backend check"
+  echo "  server $name $backend check"
 done
