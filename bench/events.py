@@ -15,6 +15,8 @@ from pathlib import Path
 # Ordered: the first match wins. Matched against the task name without the "role : " prefix
 # the callback records (get_name(include_role_fqcn=False) gives "preflight : Preflight | ...").
 CATEGORIES = (
+    # the operator's load-balancer tasks (control_plane_upgrade_take_out_tasks/put_back_tasks; the lab's haproxy)
+    ("balancer", r"^Balancer \||load balancer"),
     ("mvp_gate", r"\| Gate \||Prove MVP|Check the Mixed Version Proxy"),
     # Once per cluster: kubeadm re-renders kube-apiserver with the peer flags and it restarts.
     (

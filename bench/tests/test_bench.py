@@ -254,3 +254,13 @@ def test_lab_upgrade_tells_the_balancer_with_the_lab_files():
     assert hooks == BALANCER_HOOKS and all(Path(path).is_file() for path in hooks.values())
     args.tell_balancer = False
     assert not any("take_out" in a for a in playbook_cmd(args, Path("inventory.ini"), "1.37.2"))
+
+
+def test_balancer_tasks_have_their_own_category():
+    from bench.events import category
+
+    assert category(
+        "control_plane_upgrade : Control plane | Before the kubeadm step, take out of the load balancer x"
+    ) == ("balancer")
+    assert category("Balancer | Lab haproxy, wait until UP sslab-cp1") == "balancer"
+    assert category("control_plane_upgrade : Control plane | Run kubeadm upgrade node on x") == "kubeadm"

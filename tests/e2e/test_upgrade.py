@@ -17,10 +17,11 @@ import os
 import shutil
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CONTROL_PLANES, NEW, OLD, WORKERS, ReadyWatcher, gate_proved, restored_keys
+from conftest import CONTROL_PLANES, NEW, OLD, REPO, WORKERS, ReadyWatcher, gate_proved, restored_keys
 from health_sampler import Sampler, lab_control_planes, summarize
 
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
@@ -287,6 +288,26 @@ def ran_on(output: str, task: str) -> list[str]:
 
 
 MVP_PROVED = "MVP is proved on the running version."
+# The lab's haproxy told before and after each control plane's restarts (control_plane_upgrade_take_out_tasks).
+BALANCER = json.dumps(
+    {
+        "control_plane_upgrade_take_out_tasks": str(REPO / "lab" / "files" / "balancer-take-out.yml"),
+        "control_plane_upgrade_put_back_tasks": str(REPO / "lab" / "files" / "balancer-put-back.yml"),
+    }
+)
+TAKE_OUT = "Balancer | Lab haproxy, maintenance then sessions killed for"
+
+
+def balancer_states(lab) -> dict[str, str]:
+    """{server: status} of the lab haproxy's kube-apiservers backend, from its stats CSV."""
+    url = next(
+        line.split("=", 1)[1]
+        for line in lab.inventory.read_text().splitlines()
+        if line.startswith("lab_haproxy_stats_url=")
+    )
+    with urllib.request.urlopen(f"{url};csv", timeout=10) as response:
+        rows = response.read().decode().splitlines()
+    return {f[1]: f[17] for f in (row.split(",") for row in rows) if f[0] == "kube-apiservers" and f[1] != "BACKEND"}
 
 
 def assert_mvp_enable_gated_unless_proved(run) -> None:
@@ -311,8 +332,10 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
     # plane's components run the target): its static Pods are restarting, and the node is still cordoned (the
     # rerun must wait them out in preflight and uncordon it).
     marker = f"Control plane | Wait until whole again after the kubelet restart on {first}"
-    killed = lab.playbook("upgrade", "-e", TARGET, kill_when=lambda line: marker in line)
+    killed = lab.playbook("upgrade", "-e", TARGET, "-e", BALANCER, kill_when=lambda line: marker in line)
     assert killed.killed, f"the run ended before {first}'s kubelet restart: " + killed.tail()
+    # Taken out of the balancer before its kubelet step and, killed, left out; the others were put back.
+    assert balancer_states(lab) == {first: "MAINT", second: "UP", operators: "UP"}, balancer_states(lab)
     # MVP was on already, but the gate test above may leave the first control plane upgraded: preflight proves
     # MVP only on a steady control plane, and enabling it again gates each host exactly when it did not.
     assert_mvp_enable_gated_unless_proved(killed)
@@ -336,9 +359,12 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
         "a control-plane drain started before every control plane's components passed the gate"
     )
 
-    run = lab.playbook("upgrade", "-e", TARGET)
+    run = lab.playbook("upgrade", "-e", TARGET, "-e", BALANCER)
     print(f"\nfinal upgrade run {OLD} -> {NEW}: {run.seconds:.0f}s (killed run {killed.seconds:.0f}s)")
     assert run.returncode == 0, run.tail()
+    # Only the kubelets left were restarted, each out of the balancer; every server is back, the first one too.
+    assert sorted(ran_on(run.output, TAKE_OUT)) == sorted(CONTROL_PLANES[1:]), run.tail()
+    assert balancer_states(lab) == dict.fromkeys(CONTROL_PLANES, "UP"), balancer_states(lab)
     # Every kube-apiserver ran the target with MVP: preflight proved it, and the enablement gated no host again.
     assert MVP_PROVED in run.output, run.tail()
     assert_mvp_enable_gated_unless_proved(run)
