@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 MVP_OFF_VAR = "skewsafe_mvp_enable"  # proposed: false skips mvp_enable and every mvp_check gate
 # --tell-balancer: the lab's haproxy hooks of control_plane_upgrade (README, Load balancer)
 BALANCER_HOOKS = {
-    "control_plane_upgrade_take_out_tasks": str(REPO / "lab" / "files" / "balancer-take-out.yml"),
-    "control_plane_upgrade_put_back_tasks": str(REPO / "lab" / "files" / "balancer-put-back.yml"),
+    "skewsafe_balancer_take_out_tasks": str(REPO / "lab" / "files" / "balancer-take-out.yml"),
+    "skewsafe_balancer_put_back_tasks": str(REPO / "lab" / "files" / "balancer-put-back.yml"),
 }
 
 
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
         "--tell-balancer",
         action="store_true",
         help="take each control plane out of the lab's haproxy before its restarts and put it back after "
-        "(control_plane_upgrade_take_out_tasks/put_back_tasks with lab/files/balancer-*.yml)",
+        "(skewsafe_balancer_take_out_tasks/put_back_tasks with lab/files/balancer-*.yml)",
     )
     parser.add_argument("--no-recreate", dest="recreate", action="store_false", help="use the running lab as it is")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")

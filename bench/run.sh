@@ -10,7 +10,7 @@
 #   BENCH_MVP="on off" (default) the configurations to run; BENCH_MVP=on measures a change to the MVP path alone;
 #                               pre: MVP on, enabled (untimed) before the upgrade, a cluster already running it
 #   BENCH_TELL_BALANCER=1       lab runs take each control plane out of the lab's haproxy before its restarts
-#                               (bench.lab_upgrade --tell-balancer: control_plane_upgrade_take_out_tasks/put_back_tasks)
+#                               (bench.lab_upgrade --tell-balancer: skewsafe_balancer_take_out_tasks/put_back_tasks)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/env.sh

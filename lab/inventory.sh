@@ -37,7 +37,7 @@ cp1=$(head -1 <<<"$cps" | cut -d' ' -f1)
   echo "ansible_python_interpreter=/usr/bin/python3"
   # as kubespray's ansible.cfg: one ssh round trip per task instead of several (LAB_PIPELINING=0: Ansible's default)
   [ "${LAB_PIPELINING:-1}" != 1 ] || echo "ansible_pipelining=true"
-  # the balancer's stats page, for lab/files/balancer-*.yml (control_plane_upgrade_take_out_tasks, ..._put_back_tasks)
+  # the balancer's stats page, for lab/files/balancer-*.yml (skewsafe_balancer_take_out_tasks, ..._put_back_tasks)
   echo "lab_haproxy_stats_url=http://$LAB_LB_IP:8404/stats"
   echo "skewsafe_package_repo_base_url=http://$LAB_GATEWAY:$REPO_PORT"
   # The lab repository is signed with the lab's own key (lab/build-debs.sh): the roles check its fingerprint.

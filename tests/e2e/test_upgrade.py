@@ -291,8 +291,8 @@ MVP_PROVED = "MVP is proved on the running version."
 # The lab's haproxy told before and after each control plane's restarts (control_plane_upgrade_take_out_tasks).
 BALANCER = json.dumps(
     {
-        "control_plane_upgrade_take_out_tasks": str(REPO / "lab" / "files" / "balancer-take-out.yml"),
-        "control_plane_upgrade_put_back_tasks": str(REPO / "lab" / "files" / "balancer-put-back.yml"),
+        "skewsafe_balancer_take_out_tasks": str(REPO / "lab" / "files" / "balancer-take-out.yml"),
+        "skewsafe_balancer_put_back_tasks": str(REPO / "lab" / "files" / "balancer-put-back.yml"),
     }
 )
 TAKE_OUT = "Balancer | Lab haproxy, maintenance then sessions killed for"
