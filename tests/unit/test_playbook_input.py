@@ -1,0 +1,57 @@
+"""The upgrade playbook refuses bad load-balancer tasks files on the controller, before any host is contacted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLAYBOOK = "skewsafe.kubeadm.upgrade"
+
+
+def upgrade(tmp_path: Path, **extra) -> subprocess.CompletedProcess:
+    inventory = tmp_path / "inventory.ini"
+    # a host nobody can reach: reaching it at all would fail differently (and slowly)
+    inventory.write_text("[kube_control_plane]\ncp1 ansible_host=192.0.2.1\n")
+    # the ansible-playbook of the Python running the tests (the tool venv)
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), PLAYBOOK]
+    cmd += ["-e", json.dumps({"skewsafe_kubernetes_version": "1.37.2", **extra})]
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="2", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"skewsafe_balancer_take_out_tasks": "TAKE_OUT"},  # taken out, never put back
+        {"skewsafe_balancer_take_out_tasks": "TAKE_OUT", "skewsafe_balancer_put_back_tasks": "put-back.yml"},
+        {"skewsafe_balancer_take_out_tasks": "TAKE_OUT", "skewsafe_balancer_put_back_tasks": "/nonexistent.yml"},
+    ],
+    ids=["one-of-two", "relative", "missing"],
+)
+def test_bad_balancer_files_stop_the_run_before_any_host(tmp_path, files):
+    take_out = tmp_path / "take-out.yml"
+    take_out.write_text("---\n[]\n")
+    files = {k: v.replace("TAKE_OUT", str(take_out)) for k, v in files.items()}
+    run = upgrade(tmp_path, **files)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out
+    assert "go together" in out and "Nothing was changed" in out, out
+    assert "192.0.2.1" not in out and "PLAY [Preflight" not in out, out
+
+
+def test_good_balancer_files_pass_the_validation(tmp_path):
+    files = {}
+    for name in ("take_out", "put_back"):
+        path = tmp_path / f"{name}.yml"
+        path.write_text("---\n[]\n")
+        files[f"skewsafe_balancer_{name}_tasks"] = str(path)
+    run = upgrade(tmp_path, **files)
+    out = run.stdout + run.stderr
+    # past the validation, the run goes on to the hosts (here one nobody reaches)
+    assert "Check the load-balancer tasks files] ***" in out and "go together" not in out, out
+    assert "PLAY [Preflight" in out, out
