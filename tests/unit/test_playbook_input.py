@@ -1,4 +1,4 @@
-"""The upgrade playbook refuses bad load-balancer tasks files on the controller, before any host is contacted."""
+"""The upgrade playbook and the mvp_enable role refuse bad load-balancer tasks files before they touch a node."""
 
 from __future__ import annotations
 
@@ -55,3 +55,20 @@ def test_good_balancer_files_pass_the_validation(tmp_path):
     # past the validation, the run goes on to the hosts (here one nobody reaches)
     assert "Check the load-balancer tasks files] ***" in out and "go together" not in out, out
     assert "PLAY [Preflight" in out, out
+
+
+def test_the_mvp_enable_role_refuses_one_balancer_file_before_it_reads_a_node(tmp_path):
+    take_out = tmp_path / "take-out.yml"
+    take_out.write_text("---\n[]\n")
+    play = tmp_path / "play.yml"
+    play.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  roles:\n    - role: skewsafe.kubeadm.mvp_enable\n"
+        f"      mvp_enable_take_out_tasks: {take_out}\n"
+        "      skewsafe_apiserver_endpoints: [{name: cp1, url: 'https://192.0.2.1:6443'}]\n"
+    )
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(play)]
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and "go together" in out and "Nothing was changed" in out, out
+    assert "Read the running kube-apiserver version" not in out, out
