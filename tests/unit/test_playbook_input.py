@@ -19,9 +19,12 @@ def upgrade(tmp_path: Path, **extra) -> subprocess.CompletedProcess:
     inventory.write_text("[kube_control_plane]\ncp1 ansible_host=192.0.2.1\n")
     # the ansible-playbook of the Python running the tests (the tool venv)
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), PLAYBOOK]
-    cmd += ["-e", json.dumps({"skewsafe_kubernetes_version": "1.37.2", **extra})]
+    # a run that gets past the validation writes its report: into tmp_path, never into the checkout
+    extra = {"skewsafe_kubernetes_version": "1.37.2", "skewsafe_artifacts_dir": str(tmp_path / "artifacts"), **extra}
+    cmd += ["-e", json.dumps(extra)]
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="2", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    env["PWD"] = str(tmp_path)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
 
 
 @pytest.mark.parametrize(
@@ -55,6 +58,8 @@ def test_good_balancer_files_pass_the_validation(tmp_path):
     # past the validation, the run goes on to the hosts (here one nobody reaches)
     assert "Check the load-balancer tasks files] ***" in out and "go together" not in out, out
     assert "PLAY [Preflight" in out, out
+    # its report went where skewsafe_artifacts_dir points, not into the directory the tests run from
+    assert list((tmp_path / "artifacts" / "reports").glob("upgrade-*.json")), out
 
 
 def mvp_enable_role(tmp_path: Path, *files: str) -> str:
@@ -72,8 +77,8 @@ def mvp_enable_role(tmp_path: Path, *files: str) -> str:
         "      skewsafe_apiserver_endpoints: [{name: cp1, url: 'https://192.0.2.1:6443'}]\n"
     )
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(play)]
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), PWD=str(tmp_path))
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     # this machine has no kube-apiserver manifest: the role always stops, the question is where
     assert run.returncode != 0, run.stdout
     return run.stdout + run.stderr
