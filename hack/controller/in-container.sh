@@ -37,8 +37,10 @@ say "=== ansible-test sanity --venv --python $py"
 (cd "$copy" && ansible-test sanity --venv --python "$py" --color no --requirements) || sanity_rc=$?
 
 say "=== unit tests"
-# The collection importable as ansible_collections.skewsafe.kubeadm (as hack/env.sh does on the host).
-(cd "$copy" && ANSIBLE_COLLECTIONS_PATH=$tree PYTHONPATH=$tree python -m pytest tests/unit -q) || units_rc=$?
+# The collection importable as ansible_collections.skewsafe.kubeadm (as hack/env.sh does on the host); its
+# dependency kubernetes.core under /deps (mounted by run.sh).
+[ -d /deps/ansible_collections/kubernetes/core ] || { say "kubernetes.core is not mounted at /deps"; exit 1; }
+(cd "$copy" && ANSIBLE_COLLECTIONS_PATH=$tree:/deps PYTHONPATH=$tree python -m pytest tests/unit -q) || units_rc=$?
 
 say "sanity: $([ $sanity_rc -eq 0 ] && echo passed || echo "FAILED (exit $sanity_rc)")"
 say "units:  $([ $units_rc -eq 0 ] && echo passed || echo "FAILED (exit $units_rc)")"

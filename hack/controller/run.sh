@@ -27,6 +27,8 @@ repo=$(cd "$here/../.." && pwd)
 . "$here/versions.env"
 # shellcheck source=hack/own-dockerd.sh
 . "$repo/hack/own-dockerd.sh"
+# shellcheck source=hack/env.sh
+. "$repo/hack/env.sh"
 
 CTRL_CACHE=${SKEWSAFE_CACHE:-$HOME/.cache/skewsafe}/controller
 OWN_DOCKERD_RUN=$CTRL_CACHE/run
@@ -103,12 +105,17 @@ if [ -z "${CONTROLLER_KEEP_OLD:-}" ]; then
 fi
 
 # ------------------------------------------------------------------ run the tests
+# The collection's dependency (galaxy.yml): the kubernetes.core the tool venv's ansible package carries, read-only,
+# as an operator would install it next to a newer ansible-core (the tests that run ansible-playbook resolve its modules).
+k8s_core=$(find "$VENV"/lib/python3*/site-packages/ansible_collections/kubernetes -maxdepth 1 -name core -type d 2>/dev/null | head -n 1)
+[ -n "$k8s_core" ] || die "kubernetes.core not found in the tool venv $VENV (TIERS=setup hack/test.sh installs it)"
 at_cache=$CTRL_CACHE/ansible-test/$image_key
 mkdir -p "$at_cache"
 log "running sanity + units with ansible-core $CONTROLLER_ANSIBLE_CORE (python $CONTROLLER_PYTHON)"
 rc=0
 odocker run --rm --network host --name "skewsafe-controller-$$" "${ca_args[@]}" "${env_args[@]}" \
   -v "$repo:/src:ro" -v "$at_cache:/root/.ansible/test" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
+  -v "$k8s_core:/deps/ansible_collections/kubernetes/core:ro" \
   -e CONTROLLER_PYTHON="$CONTROLLER_PYTHON" \
   "$image" bash /src/hack/controller/in-container.sh || rc=$?
 log "newer-core (ansible-core $CONTROLLER_ANSIBLE_CORE): $([ $rc -eq 0 ] && echo passed || echo "FAILED (exit $rc)")"

@@ -58,8 +58,6 @@ def test_good_balancer_files_pass_the_validation(tmp_path):
     # past the validation, the run goes on to the hosts (here one nobody reaches)
     assert "Check the load-balancer tasks files] ***" in out and "go together" not in out, out
     assert "PLAY [Preflight" in out, out
-    # its report went where skewsafe_artifacts_dir points, not into the directory the tests run from
-    assert list((tmp_path / "artifacts" / "reports").glob("upgrade-*.json")), out
 
 
 def mvp_enable_role(tmp_path: Path, *files: str) -> str:
