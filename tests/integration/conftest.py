@@ -53,7 +53,8 @@ def pair_id(pair) -> str:
 
 def pytest_collection_modifyitems(config, items):
     """SKEWSAFE_HARNESS_PAIR=<old>-<new> (hack/test.sh runs one pytest per pair side by side): keep only that
-    pair's tests, and the tests without a pair in the lab pair's run. SKEWSAFE_HARNESS_TRIO=1 (tier harness-extra):
+    pair's tests, and the tests without a pair in the first pair's run (the lab pair's has more tests of its own, and
+    the pairs run side by side, so the tier ends sooner). SKEWSAFE_HARNESS_TRIO=1 (tier harness-extra):
     keep only the tests of the harness trio (three versions at once, fixture ``trio``); a pair's run leaves them out.
     Deselected, never skipped."""
     selected = os.environ.get("SKEWSAFE_HARNESS_PAIR")
@@ -73,7 +74,7 @@ def pytest_collection_modifyitems(config, items):
         else:
             callspec = getattr(item, "callspec", None)
             pair = callspec.params.get("pair") if callspec else None
-            mine = pair_id(pair) == selected if pair else selected == pair_id(LAB_PAIR)
+            mine = pair_id(pair) == selected if pair else selected == pair_id(PAIRS[0])
         (keep if mine else drop).append(item)
     items[:] = keep
     config.hook.pytest_deselected(items=drop)
