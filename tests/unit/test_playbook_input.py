@@ -17,11 +17,14 @@ def upgrade(tmp_path: Path, **extra) -> subprocess.CompletedProcess:
     inventory = tmp_path / "inventory.ini"
     # a host nobody can reach: reaching it at all would fail differently (and slowly)
     inventory.write_text("[kube_control_plane]\ncp1 ansible_host=192.0.2.1\n")
-    # the ansible-playbook of the Python running the tests (the tool venv)
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), PLAYBOOK]
     # a run that gets past the validation writes its report: into tmp_path, never into the checkout
     extra = {"skewsafe_kubernetes_version": "1.37.2", "skewsafe_artifacts_dir": str(tmp_path / "artifacts"), **extra}
-    cmd += ["-e", json.dumps(extra)]
+    return ansible_playbook(tmp_path, "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra))
+
+
+def ansible_playbook(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """The tool venv's ansible-playbook (the Python running the tests), run from tmp_path."""
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), *args]
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="2", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
     env["PWD"] = str(tmp_path)
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
@@ -74,9 +77,7 @@ def mvp_enable_role(tmp_path: Path, *files: str) -> str:
         f"      mvp_enable_take_out_tasks: '{paths[0]}'\n      mvp_enable_put_back_tasks: '{paths[1]}'\n"
         "      skewsafe_apiserver_endpoints: [{name: cp1, url: 'https://192.0.2.1:6443'}]\n"
     )
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(play)]
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), PWD=str(tmp_path))
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+    run = ansible_playbook(tmp_path, "-i", "localhost,", str(play))
     # this machine has no kube-apiserver manifest: the role always stops, the question is where
     assert run.returncode != 0, run.stdout
     return run.stdout + run.stderr
