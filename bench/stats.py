@@ -8,6 +8,9 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._version import t
 
 OUTCOMES = ("ok", "false_404", "unserved_404", "http_error", "transport_error", "not_sent")
 
+# urllib3's words for a connection that ended or was reset after the request went out (bench.loadgen error_text)
+CONNECTION_LOST = ("Connection aborted.", "RemoteDisconnected", "ConnectionResetError", "Connection reset by peer")
+
 
 def outcome(record: dict) -> str:
     """ok | false_404 | unserved_404 | http_error | transport_error | not_sent.
@@ -28,6 +31,18 @@ def outcome(record: dict) -> str:
             return "unserved_404"
         return "false_404"  # a LIST of a served resource never 404s: this server did not proxy it
     return "http_error"
+
+
+def client_go_retries(record: dict) -> bool:
+    """Would client-go have retried this failed request rather than return the error?
+
+    The load generator sends only GETs, without retries. client-go retries a GET whose connection was reset, ended
+    (EOF) or, over HTTP/2, was lost, after 1 s (k8s.io/client-go rest/request.go, ``request``: IsConnectionReset,
+    IsProbableEOF, IsHTTP2ConnectionLost; the same in 0.35.4 to 0.37.2), and never a write. A refused connection, a
+    timeout or an HTTP error is returned (a 429/5xx with Retry-After would be retried, which the records do not keep).
+    """
+    error = record.get("error") or ""
+    return outcome(record) == "transport_error" and any(words in error for words in CONNECTION_LOST)
 
 
 def mark_unserved(records: list) -> dict:
@@ -120,6 +135,7 @@ def group_stats(records: list, windows: list) -> dict:
         **counts,
         "false_404_rate": round(counts["false_404"] / served, 4) if served else 0.0,
         "false_404_in_mixed": sum(1 for r in mixed if outcome(r) == "false_404"),
+        "client_go_retries": sum(1 for r in records if client_go_retries(r)),
         "latency_mixed": _latency(mixed),
         "latency_steady": _latency(steady),
     }

@@ -6,6 +6,7 @@ from bench import events
 from bench.analyse import goals, headline
 from bench.micro_report import linear_fit
 from bench.stats import (
+    client_go_retries,
     false_404_window_split,
     mark_unserved,
     median_range,
@@ -31,6 +32,21 @@ def test_outcomes():
     assert outcome(rec(0, "a", kind="core", status=404)) == "http_error"
     assert outcome(rec(0, "a", status=None)) == "transport_error"
     assert outcome(rec(0, "a", status=None, skipped=True)) == "not_sent"
+
+
+def test_client_go_retries_only_gets_that_lost_their_connection():
+    aborted = (
+        "ProtocolError: ('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
+    )
+    reset = "ProtocolError: ('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))"
+    assert client_go_retries(rec(0, "lb", status=None, error=aborted))
+    assert client_go_retries(rec(0, "lb", status=None, error=reset))
+    refused = "NewConnectionError: Failed to establish a new connection: [Errno 111] Connection refused"
+    assert not client_go_retries(rec(0, "lb", status=None, error=refused))
+    assert not client_go_retries(
+        rec(0, "lb", status=None, error="ReadTimeoutError: Read timed out. (read timeout=5.0)")
+    )
+    assert not client_go_retries(rec(0, "lb", status=503, error="Connection aborted."))
 
 
 def test_percentile_nearest_rank():
@@ -126,9 +142,11 @@ def test_median_and_range():
     assert median_range([None]) == {"n": 0, "median": None, "min": None, "max": None}
 
 
-def run_of(label, mvp, lb_errors, share, again=None):
+def run_of(label, mvp, lb_errors, share, again=None, lb_lost=0):
     records = rolling()
     records += [rec(20 + i, "lb", status=503) for i in range(lb_errors)]
+    lost = "ProtocolError: ('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
+    records += [rec(30 + i, "lb", status=None, error=lost) for i in range(lb_lost)]
     load = summarize(sorted(records, key=lambda r: r["t"]), 60)
     upgrade = {"orchestration_share": share}
     if again is not None:
@@ -137,8 +155,8 @@ def run_of(label, mvp, lb_errors, share, again=None):
 
 
 def test_headline_counts_balancer_errors_and_old_server_404s():
-    figures = headline(run_of("on", True, 2, 0.18, 0.1))
-    assert figures["errors_lb"] == 2
+    figures = headline(run_of("on", True, 2, 0.18, 0.1, lb_lost=1))
+    assert (figures["errors_lb"], figures["errors_lb_client_go_retries"]) == (3, 1)
     assert (figures["false_404_lb"], figures["false_404_lb_outside"]) == (1, 0)
     assert (figures["false_404_old"], figures["false_404_old_outside"]) == (2, 1)
     assert (figures["share_first_run"], figures["share_mvp_on"]) == (0.18, 0.1)
