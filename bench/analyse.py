@@ -94,7 +94,7 @@ def headline(run: dict) -> dict:
         ),
         # client-go retries those GETs (bench.stats.client_go_retries), so a controller's read sees 1 s more, not an error
         "errors_lb_client_go_retries": sum(
-            s.get("client_go_retries", 0) for t in balancers for s in load["targets"][t].values()
+            s["client_go_retries"] for t in balancers for s in load["targets"][t].values()
         ),
         "false_404_lb": false_404(balancers),
         "false_404_lb_outside": false_404(balancers, "outside") if load.get("first_peer_split") else None,

@@ -124,8 +124,10 @@ def _ms(seconds):
 def group_stats(records: list, windows: list) -> dict:
     """Counts and latency for one (target, kind) group, split into mixed and steady windows."""
     counts = dict.fromkeys(OUTCOMES, 0)
+    retried = 0
     for rec in records:
         counts[outcome(rec)] += 1
+        retried += client_go_retries(rec)
     total = len(records) - counts["not_sent"]
     served = total - counts["unserved_404"]
     mixed = [r for r in records if inside(r["t"], windows)]
@@ -135,7 +137,7 @@ def group_stats(records: list, windows: list) -> dict:
         **counts,
         "false_404_rate": round(counts["false_404"] / served, 4) if served else 0.0,
         "false_404_in_mixed": sum(1 for r in mixed if outcome(r) == "false_404"),
-        "client_go_retries": sum(1 for r in records if client_go_retries(r)),
+        "client_go_retries": retried,
         "latency_mixed": _latency(mixed),
         "latency_steady": _latency(steady),
     }

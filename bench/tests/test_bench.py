@@ -34,12 +34,12 @@ def test_outcomes():
     assert outcome(rec(0, "a", status=None, skipped=True)) == "not_sent"
 
 
+LOST = "ProtocolError: ('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
+
+
 def test_client_go_retries_only_gets_that_lost_their_connection():
-    aborted = (
-        "ProtocolError: ('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
-    )
     reset = "ProtocolError: ('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))"
-    assert client_go_retries(rec(0, "lb", status=None, error=aborted))
+    assert client_go_retries(rec(0, "lb", status=None, error=LOST))
     assert client_go_retries(rec(0, "lb", status=None, error=reset))
     refused = "NewConnectionError: Failed to establish a new connection: [Errno 111] Connection refused"
     assert not client_go_retries(rec(0, "lb", status=None, error=refused))
@@ -145,8 +145,7 @@ def test_median_and_range():
 def run_of(label, mvp, lb_errors, share, again=None, lb_lost=0):
     records = rolling()
     records += [rec(20 + i, "lb", status=503) for i in range(lb_errors)]
-    lost = "ProtocolError: ('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
-    records += [rec(30 + i, "lb", status=None, error=lost) for i in range(lb_lost)]
+    records += [rec(30 + i, "lb", status=None, error=LOST) for i in range(lb_lost)]
     load = summarize(sorted(records, key=lambda r: r["t"]), 60)
     upgrade = {"orchestration_share": share}
     if again is not None:
