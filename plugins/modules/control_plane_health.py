@@ -21,8 +21,9 @@ description:
     the running etcd container, with kubeadm's health-check client certificate; external etcd through the
     C(/health) endpoint of each server in kube-apiserver's C(--etcd-servers), with the client certificate
     kube-apiserver uses, dialled from the node."
-  - The node-side reads (manifests, C(/readyz), etcd) run on the target host through ansible.builtin.slurp,
-    ansible.builtin.uri and ansible.builtin.command, so they need privilege escalation for a non-root user.
+  - The node-side reads (manifests, C(/readyz), etcd) run on the target host through
+    M(skewsafe.kubeadm.static_pod_manifests_info) (every manifest in one module run), ansible.builtin.uri and
+    ansible.builtin.command, so they need privilege escalation for a non-root user.
     The Pods are read from the API on the controller.
   - Passes after O(success_threshold) consecutive whole rounds; fails at O(wait_timeout) naming everything that
     is not whole.

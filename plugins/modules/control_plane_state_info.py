@@ -15,8 +15,9 @@ description:
   - "From the API, on the controller, in one process: the C(kubeletVersion) the Node reports, the image tag of every
     kube-apiserver Pod in C(kube-system), C(kubernetesVersion) of kubeadm-config's ClusterConfiguration and the image
     tag of the kube-proxy DaemonSet. Each request is bounded by O(request_timeout)."
-  - From the node, through ansible.builtin.slurp (so it needs privilege escalation for a non-root user), the image
-    tag of the kube-apiserver, kube-controller-manager and kube-scheduler static Pod manifests.
+  - From the node, in one run of M(skewsafe.kubeadm.static_pod_manifests_info) (so it needs privilege escalation
+    for a non-root user), the image tag of the kube-apiserver, kube-controller-manager and kube-scheduler static
+    Pod manifests.
   - Read-only. It replaces four M(kubernetes.core.k8s_info) tasks, each of which starts its own Python process
     and imports the client.
 author:

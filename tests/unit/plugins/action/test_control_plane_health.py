@@ -25,12 +25,15 @@ class Node:
 
     def __call__(self, name, args, task_vars):
         self.calls.append((name, args))
-        if name == "ansible.builtin.slurp":
-            component = args["src"].rsplit("/", 1)[1].removesuffix(".yaml")
-            doc = self.manifests[component]
-            if doc is None:
-                return {"failed": True, "msg": f"file not found: {args['src']}"}
-            return {"content": base64.b64encode(yaml.safe_dump(doc).encode()).decode()}
+        if name == "skewsafe.kubeadm.static_pod_manifests_info":
+            return {
+                "manifests": {
+                    c: None
+                    if self.manifests[c] is None
+                    else {"content": base64.b64encode(yaml.safe_dump(self.manifests[c]).encode()).decode()}
+                    for c in args["names"]
+                }
+            }
         if name == "ansible.builtin.uri" and args["url"].endswith("/readyz"):
             status = self.readyz.pop(0) if len(self.readyz) > 1 else self.readyz[0]
             return {"status": status, "msg": "OK" if status == 200 else f"Status code was {status}"}
@@ -74,8 +77,9 @@ def test_waits_until_whole_in_consecutive_rounds(monkeypatch):
     assert result["attempts"] == 3  # round 1 not whole, rounds 2 and 3 whole (threshold 2)
     assert result["components"]["kube-apiserver"] == NEW
     assert result["apiserver_url"] == "https://10.0.0.12:6443"
-    # manifests are read once, the live state every round
-    assert sum(1 for call in node.calls if call[0] == "ansible.builtin.slurp") == len(health.COMPONENTS)
+    # manifests are read once, every one in a single module run on the node; the live state every round
+    reads = [call[1]["names"] for call in node.calls if call[0] == "skewsafe.kubeadm.static_pod_manifests_info"]
+    assert reads == [list(health.COMPONENTS)]
 
 
 def test_times_out_naming_what_is_not_whole(monkeypatch):

@@ -109,17 +109,22 @@ def test_cluster_configuration_that_is_not_yaml_fails():
 
 
 def slurp_node(missing=(), broken=()):
+    """The node's static_pod_manifests_info; calls has the paths asked for, one list per module run."""
     calls = []
 
     def run(name, args, task_vars):
-        calls.append(args["src"])
-        component = args["src"].rsplit("/", 1)[1].removesuffix(".yaml")
-        if component in missing:
-            return {"failed": True, "msg": f"file not found: {args['src']}"}
-        if component in broken:
-            return {"failed": True, "msg": "Permission denied"}
-        text = yaml.safe_dump(manifest(component, NEW if component == "kube-apiserver" else OLD))
-        return {"content": base64.b64encode(text.encode()).decode()}
+        assert name == "skewsafe.kubeadm.static_pod_manifests_info"
+        calls.append([f"{args['manifests_dir']}/{n}.yaml" for n in args["names"]])
+        manifests = {}
+        for component in args["names"]:
+            if component in broken:
+                return {"failed": True, "msg": f"cannot read the {component} manifest: Permission denied"}
+            if component in missing:
+                manifests[component] = None
+                continue
+            text = yaml.safe_dump(manifest(component, NEW if component == "kube-apiserver" else OLD))
+            manifests[component] = {"content": base64.b64encode(text.encode()).decode(), "encoding": "base64"}
+        return {"changed": False, "manifests": manifests}
 
     return run, calls
 
@@ -146,7 +151,8 @@ def test_action_returns_api_and_node_reads(monkeypatch, check_mode):
     assert not result.get("failed") and result["changed"] is False, result
     assert result["manifests"] == {"kube-apiserver": NEW, "kube-controller-manager": OLD, "kube-scheduler": OLD}
     assert (result["kubelet"], result["apiservers"], result["kube_proxy"]) == (OLD, [NEW, OLD, OLD], OLD)
-    assert calls == ["/m/kube-apiserver.yaml", "/m/kube-controller-manager.yaml", "/m/kube-scheduler.yaml"]
+    # one module run on the node for the three manifests
+    assert calls == [["/m/kube-apiserver.yaml", "/m/kube-controller-manager.yaml", "/m/kube-scheduler.yaml"]]
 
 
 def test_action_missing_manifest_is_none(monkeypatch):
