@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PYTHONPATH_HARNESS = $(SKEWSAFE_WORK)/collections:$(CURDIR)/tests/harness
 
-.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench bench-first-peer bench-graceful help
+.PHONY: test test-lab test-paths host-deps ee k8s-bins harness-up harness-down lab-up lab-down demo bench bench-first-peer bench-graceful bench-etcd-leader help
 
 help:
 	@echo "make test          run every test tier (sets up its own venv and binaries)"
@@ -19,6 +19,7 @@ help:
 	@echo "make bench         mvp_check micro-benchmark + lab upgrades under load, MVP on/off -> report (BENCH_TARGET=harness: no lab)"
 	@echo "make bench-first-peer  the first-peer 404 window on the harness (FIRST_PEER_ARGS=\"--starts 30\"; no lab)"
 	@echo "make bench-graceful    client errors through haproxy while kube-apiservers restart, per shutdown setting (GRACEFUL_ARGS; no lab)"
+	@echo "make bench-etcd-leader what stopping the etcd leader costs the API servers, 1 s kill against 30 s grace (ETCD_LEADER_ARGS; running lab)"
 
 test:
 	hack/test.sh
@@ -61,3 +62,6 @@ bench-first-peer: k8s-bins
 
 bench-graceful: k8s-bins
 	bench/graceful_restart.sh $(GRACEFUL_ARGS)
+
+bench-etcd-leader:
+	bench/etcd_leader_stop.sh $(ETCD_LEADER_ARGS)
