@@ -11,19 +11,21 @@ import json
 import sys
 from pathlib import Path
 
+from bench.stats import outcome
+
 BEFORE, AFTER, SLOW = 2.0, 20.0, 1.0
 
 
 def summarise(records, stop: float, stopped_node: str) -> dict:
-    """Per target: requests, failed (no answer or 5xx/429), slower than 1 s, slowest; the stopped node apart."""
+    """Per target: requests, failed (an HTTP error or none), slower than 1 s, slowest; the stopped node apart."""
     rows: dict[str, dict] = {}
     for r in records:
-        if r.get("kind") == "version" or r.get("skipped") or not stop - BEFORE <= r["t"] <= stop + AFTER:
+        if r.get("kind") == "version" or outcome(r) == "not_sent" or not stop - BEFORE <= r["t"] <= stop + AFTER:
             continue
         row = rows.setdefault(r["target"], {"requests": 0, "failed": 0, "slow": 0, "max_s": 0.0})
         latency = r.get("latency") or 0.0
         row["requests"] += 1
-        row["failed"] += bool(r.get("status") is None or r["status"] >= 500 or r["status"] == 429)
+        row["failed"] += outcome(r) in ("http_error", "transport_error")
         row["slow"] += latency > SLOW
         row["max_s"] = max(row["max_s"], latency)
     others = [v for k, v in rows.items() if k not in (stopped_node, "lb")]
