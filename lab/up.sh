@@ -34,12 +34,11 @@ net=${LAB_SUBNET%.*}
 # every version the lab can be upgraded to from $kv, its own included (images and packages of each)
 mapfile -t lab_versions < <(printf '%s\n' "$kv" "$K8S_OLD_VERSION" "$K8S_NEW_VERSION" | sort -uV)
 
-"$LAB_DIR/build-deps.sh" "${lab_versions[@]}"; tick build-deps
-"$LAB_DIR/build-images.sh" "${lab_versions[@]}"; tick build-images
-"$LAB_DIR/build-debs.sh" "${lab_versions[@]}"; tick "build-debs + repository"
+"$LAB_DIR/build.sh" "${lab_versions[@]}"; tick "builds: runtime, images, packages, node image"
 "$LAB_DIR/dockerd.sh" start
 "$LAB_DIR/repo-server.sh" start; tick "dockerd + repository server"
-image=$("$LAB_DIR/build-node-image.sh" | tail -1); tick node-image
+# built above: this loads it into the lab's dockerd and prints its tag
+image=$("$LAB_DIR/build-node-image.sh" | tail -1); tick "node image loaded"
 
 cps=() cp_ips=() ws=() w_ips=()
 for i in $(seq "$ncp"); do cps+=("$LAB_NAME-cp$i"); cp_ips+=("$net.$((LAB_CP_IP_BASE + i))"); done
