@@ -41,12 +41,14 @@ log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 selected() { case " $TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 run_tier() {  # run_tier NAME FUNCTION
-  local name=$1 fn=$2 start rc=0
+  local name=$1 fn=$2 start rc
   selected "$name" || return 0
   order+=("$name")
   log "=== $name"
   start=$SECONDS
-  ("$fn") >"$logs/$name.log" 2>&1 || rc=$?
+  # not `|| rc=$?`: a function run in a || list ignores its own set -e
+  ("$fn") >"$logs/$name.log" 2>&1
+  rc=$?
   record_tier "$name" "$rc" "$start"
 }
 
@@ -59,7 +61,14 @@ run_tier_bg() {
   order+=("$name")
   log "=== $name (in the background)"
   bg_start[$name]=$SECONDS
-  (renice -n 10 -p "$BASHPID" >/dev/null && "$fn") >"$logs/$name.log" 2>&1 &
+  # the end time is the tier's own, not the join's ($SECONDS carries on in a subshell)
+  (
+    renice -n 10 -p "$BASHPID" >/dev/null || exit
+    ("$fn")
+    rc=$?
+    echo "$SECONDS" >"$logs/.$name.end"
+    exit "$rc"
+  ) >"$logs/$name.log" 2>&1 &
   bg_pid[$name]=$!
 }
 join_tier() {
@@ -67,12 +76,13 @@ join_tier() {
   [ -n "${bg_pid[$name]:-}" ] || return 0
   wait "${bg_pid[$name]}" || rc=$?
   unset "bg_pid[$name]"
-  record_tier "$name" "$rc" "${bg_start[$name]}"
+  record_tier "$name" "$rc" "${bg_start[$name]}" "$(cat "$logs/.$name.end" 2>/dev/null || echo "$SECONDS")"
+  rm -f "$logs/.$name.end"
 }
 
-record_tier() {  # record_tier NAME EXIT_CODE START_SECONDS
+record_tier() {  # record_tier NAME EXIT_CODE START_SECONDS [END_SECONDS]
   local name=$1 rc=$2
-  duration[$name]=$((SECONDS - $3))
+  duration[$name]=$((${4:-$SECONDS} - $3))
   if [ "$rc" -eq 0 ]; then
     status[$name]=passed
   else
