@@ -5,7 +5,9 @@
 # collection tree ansible-test requires, the real upstream binaries), runs each
 # tier, prints one summary line per tier and exits non-zero if any tier failed.
 #
-#   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order)
+#   TIERS="units sanity" hack/test.sh     run a subset (default: all, in order; binaries, newer-core,
+#                                         integration and the lab's builds run niced beside other tiers)
+#   TEST_SERIAL=1 hack/test.sh            every tier in the foreground, one after the other
 #   TIERS="setup host-deps binaries harness-extra faults shapes paths" hack/test.sh   what is outside `make test`
 #                                         (`make test-lab`: the harness trio, three versions at once; the
 #                                         execution environment through ansible-navigator and the
