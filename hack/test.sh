@@ -334,13 +334,12 @@ lab_prebuild_start() {
   local t
   [ -z "${TEST_SERIAL:-}" ] || return 0  # lab/up.sh builds in the tier
   for t in e2e faults shapes paths; do
-    case " $TIERS " in *" $t "*)
-      log "=== lab builds in the background (log: $logs/lab-prebuild.log)"
-      prebuild_start=$SECONDS
-      nice -n 10 "$repo/lab/build.sh" >"$logs/lab-prebuild.log" 2>&1 &
-      prebuild_pid=$!
-      return 0 ;;
-    esac
+    selected "$t" || continue
+    log "=== lab builds in the background (log: $logs/lab-prebuild.log)"
+    prebuild_start=$SECONDS
+    nice -n 10 "$repo/lab/build.sh" >"$logs/lab-prebuild.log" 2>&1 &
+    prebuild_pid=$!
+    return 0
   done
 }
 lab_prebuild_wait() {  # a failure is only logged: lab/up.sh builds again in the tier and fails there, loudly
