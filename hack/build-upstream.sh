@@ -13,6 +13,11 @@
 # each staging module with its published v0.Y.Z, then builds the commands with the
 # same version stamps upstream's hack/lib/version.sh sets (kubeadm refuses
 # unstamped binaries). Results are cached by version under $SKEWSAFE_CACHE.
+#
+# Go toolchain: each build runs with the local go unless the go.mod it builds (k8s.io/kubernetes's,
+# or etcd's server module) has a newer `go` line; then with the toolchain versions.env pins for that
+# Go minor (GO_TOOLCHAIN_1_<minor>), which the go command fetches once from the Go module proxy
+# (golang.org/toolchain). No pin, no build: never any other toolchain.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,15 +38,39 @@ die() { log "ERROR: $*"; exit 1; }
 need cmd:go "the Go toolchain (go on PATH)"
 need cmd:python3 "Python 3"
 deps_checked
+LOCAL_GO=$(GOTOOLCHAIN=local go env GOVERSION); LOCAL_GO=${LOCAL_GO#go}
 
-# Module directory with go.mod for one k8s version; prints its path.
+version_le() { printf '%s\n' "$1" "$2" | sort -V -C; }  # version_le A B: A <= B
+
+# The GOTOOLCHAIN value a go.mod needs (see the header); prints "local" or the pin.
+go_toolchain_for() {
+  local gomod=$1 need pin_var pin
+  need=$(sed -nE 's/^go ([0-9][0-9.]*)\s*$/\1/p' "$gomod")
+  [ -n "$need" ] || die "no go line in $gomod"
+  if version_le "$need" "$LOCAL_GO"; then echo local; return; fi
+  pin_var="GO_TOOLCHAIN_$(cut -d. -f1-2 <<<"$need" | tr . _)"; pin=${!pin_var:-}
+  [ -n "$pin" ] || die "$gomod needs go $need, newer than the local go$LOCAL_GO, and hack/versions.env has no $pin_var"
+  version_le "$need" "${pin#go}" || die "$gomod needs go $need but $pin_var=$pin"
+  echo "$pin"
+}
+
+# The go.mod of a module version, fetched by the local go. A go older than the module's go line
+# still fetches it and only then reports "requires go >= ...": the go line is read from it afterwards.
+module_gomod() {
+  { GOTOOLCHAIN=local go mod download -json "$1" || true; } | python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+mod, err = d.get("GoMod"), d.get("Error")
+if not mod or not os.path.isfile(mod) or (err and "requires go >=" not in err):
+    sys.exit(err or "no go.mod")
+print(mod)'
+}
+
+# Module directory with go.mod for one k8s version; prints its path. MOD: k8s.io/kubernetes's go.mod.
 k8s_module() {
-  local v=$1 minor src mod
-  minor=$(cut -d. -f2 <<<"$v")
+  local v=$1 mod=$2 src
   src="$CACHE/src/kubernetes-v$v"
   mkdir -p "$src"
-  mod=$(go mod download -json "k8s.io/kubernetes@v$v" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("GoMod") or sys.exit(d.get("Error")))') \
-    || die "k8s.io/kubernetes@v$v is not available from the Go module proxy"
   {
     echo "module skewsafe.invalid/build/kubernetes"
     echo
@@ -50,8 +79,9 @@ k8s_module() {
     echo "require k8s.io/kubernetes v$v"
     echo
     echo "replace ("
-    # every "k8s.io/x => ./staging/src/k8s.io/x" becomes "k8s.io/x => k8s.io/x v0.<minor>.<patch>"
-    sed -nE 's#^\s*(k8s\.io/[^ ]+) => \./staging/src/k8s\.io/[^ ]+\s*$#\t\1 => \1 v0.'"$minor.${v##*.}"'#p' "$mod"
+    # every "k8s.io/x => ./staging/src/k8s.io/x" becomes "k8s.io/x => k8s.io/x v0.<minor>.<patch>[-<pre>]"
+    # (1.38.0-beta.0 -> v0.38.0-beta.0)
+    sed -nE 's#^\s*(k8s\.io/[^ ]+) => \./staging/src/k8s\.io/[^ ]+\s*$#\t\1 => \1 v0.'"${v#*.}"'#p' "$mod"
     echo ")"
   } >"$src/go.mod.new"
   grep -q 'k8s.io/api => k8s.io/api v0' "$src/go.mod.new" || die "no staging replaces found in $mod"
@@ -71,12 +101,18 @@ check_etcd_pin() {
 }
 
 build_k8s() {  # build_k8s VERSION COMMAND...
-  local v=$1 out="$CACHE/k8s/v$1/bin" src date ldflags missing=() c
+  local v=$1 out="$CACHE/k8s/v$1/bin" mod tc src date ldflags missing=() c
   shift
   for c in "$@"; do [ -x "$out/$c" ] || missing+=("$c"); done
   if [ ${#missing[@]} -eq 0 ]; then log "kubernetes v$v: cached in $out"; return; fi
-  log "kubernetes v$v: building ${missing[*]} (first build downloads modules and takes many minutes on 2 cores)"
-  src=$(k8s_module "$v")
+  mod=$(module_gomod "k8s.io/kubernetes@v$v") \
+    || die "k8s.io/kubernetes@v$v is not available from the Go module proxy"
+  tc=$(go_toolchain_for "$mod")
+  local -x GOTOOLCHAIN=$tc
+  log "kubernetes v$v: building ${missing[*]} with GOTOOLCHAIN=$GOTOOLCHAIN (first build downloads modules and takes many minutes on 2 cores)"
+  # with the chosen toolchain (a pinned one is fetched here, once): it must read the module too
+  go mod download "k8s.io/kubernetes@v$v" || die "k8s.io/kubernetes@v$v: go mod download failed with GOTOOLCHAIN=$GOTOOLCHAIN"
+  src=$(k8s_module "$v" "$mod")
   date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Time"])' \
     "$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/v$v.info")
   ldflags="-s -w"
@@ -97,15 +133,19 @@ build_k8s() {  # build_k8s VERSION COMMAND...
 }
 
 build_etcd() {
-  local ev=$1 out="$CACHE/etcd/v$1/bin" src
+  local ev=$1 out="$CACHE/etcd/v$1/bin" src mod gov tc
   if [ -x "$out/etcd" ] && [ -x "$out/etcdctl" ] && [ -x "$out/etcdutl" ]; then log "etcd v$ev: cached in $out"; return; fi
-  log "etcd v$ev: building etcd, etcdctl, etcdutl"
+  mod=$(module_gomod "go.etcd.io/etcd/server/v3@v$ev") || die "go.etcd.io/etcd/server/v3@v$ev is not available from the Go module proxy"
+  gov=$(sed -nE 's/^go ([0-9][0-9.]*)\s*$/\1/p' "$mod")
+  tc=$(go_toolchain_for "$mod")
+  local -x GOTOOLCHAIN=$tc
+  log "etcd v$ev: building etcd, etcdctl, etcdutl with GOTOOLCHAIN=$GOTOOLCHAIN (its server go.mod: go $gov)"
   src="$CACHE/src/etcd-v$ev"; mkdir -p "$src" "$out.tmp"
   # The etcd modules also carry relative replaces among themselves; pin them all.
   cat >"$src/go.mod" <<MOD
 module skewsafe.invalid/build/etcd
 
-go 1.24
+go $gov
 
 require (
 	go.etcd.io/etcd/server/v3 v$ev
