@@ -6,6 +6,9 @@
 #                                           kubeadm, kube-controller-manager and kube-scheduler of the
 #                                           other K8S_HARNESS_VERSIONS
 #   hack/build-upstream.sh VERSION ...       every command of these versions (a lab at VERSION)
+#   hack/build-upstream.sh --harness VERSION ...
+#                                           only what the harness runs of these versions (kube-apiserver,
+#                                           kubeadm, kube-controller-manager, kube-scheduler) and their etcd
 #
 # k8s.io/kubernetes is not meant to be a dependency: its go.mod points every
 # k8s.io/<staging> module at ./staging/..., which a consumer cannot see. So each
@@ -186,9 +189,14 @@ case " ${harness_versions[*]} " in
 esac
 
 start=$SECONDS
+cmds=("${K8S_CMDS[@]}")
+if [ "${1:-}" = --harness ]; then
+  shift; cmds=("${HARNESS_CMDS[@]}")
+  [ $# -gt 0 ] || die "--harness needs one or more versions"
+fi
 if [ $# -gt 0 ]; then
   for v in "$@"; do
-    build_k8s "$v" "${K8S_CMDS[@]}"
+    build_k8s "$v" "${cmds[@]}"
     build_etcd "$(check_etcd_pin "$v")"
   done
 else
