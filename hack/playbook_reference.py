@@ -149,7 +149,10 @@ def playbook_section(root: Path) -> list[str]:
         for number, play in enumerate(plays, start=1):
             entry = f"{number}. {play_title(play)}"
             imported = play.get("ansible.builtin.import_playbook") or play.get("import_playbook")
-            if imported:
+            if imported and "/" in imported:  # a shared play (playbooks/plays/), not a playbook of its own
+                shared = load(path.parent / imported) or []
+                entry += f" (`playbooks/{imported}`: " + "; ".join(play_title(p) for p in shared) + ")"
+            elif imported:
                 entry += f": runs `{COLLECTION}.{Path(imported).stem}`"
             roles = play_roles(play)
             if roles:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from playbook_runner import ansible_playbook
 
 PLAYBOOK = "skewsafe.kubeadm.upgrade"
 
@@ -20,14 +19,6 @@ def upgrade(tmp_path: Path, **extra) -> subprocess.CompletedProcess:
     # a run that gets past the validation writes its report: into tmp_path, never into the checkout
     extra = {"skewsafe_kubernetes_version": "1.37.2", "skewsafe_artifacts_dir": str(tmp_path / "artifacts"), **extra}
     return ansible_playbook(tmp_path, "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra))
-
-
-def ansible_playbook(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """The tool venv's ansible-playbook (the Python running the tests), run from tmp_path."""
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), *args]
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="2", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    env["PWD"] = str(tmp_path)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
 
 
 @pytest.mark.parametrize(
