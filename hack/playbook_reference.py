@@ -167,9 +167,11 @@ def playbook_section(root: Path) -> list[str]:
 def validating_playbooks(root: Path) -> list[str]:
     """The playbooks whose tasks validate the input against upgrade.meta.yml."""
     names = []
+    checks = (root / "playbooks" / "plays" / "inputs.yml").read_text(encoding="utf-8")
+    if not ("validate_argument_spec" in checks and "upgrade.meta.yml" in checks):
+        return names
     for path in sorted((root / "playbooks").glob("*.yml")):
-        text = path.read_text(encoding="utf-8")
-        if "validate_argument_spec" in text and "upgrade.meta.yml" in text:
+        if "plays/inputs.yml" in path.read_text(encoding="utf-8"):
             names.append(code(f"{COLLECTION}.{path.stem}"))
     return names
 

@@ -224,7 +224,8 @@ def roles(servers):
     Old is every server below the highest version (with three versions at once, the middle one must
     proxy too), new the servers at the highest.
     """
-    versions = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
+    # pre-releases order before their release (v1.38.0-rc.1 is older than v1.38.0)
+    versions = {s["name"]: _version.key(s.get("version")) for s in servers if s.get("version")}
     known = [v for v in versions.values() if v]
     if not known:
         return [], []
@@ -258,7 +259,7 @@ def check_versions(servers, mode):
                     s.get("error_kind") or "unreachable_endpoint",
                 )
             )
-    parsed = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
+    parsed = {s["name"]: _version.key(s.get("version")) for s in servers if s.get("version")}
     minors = sorted({v[1] for v in parsed.values() if v})
     versions = sorted({s.get("version") for s in servers if s.get("version")})
     if len(minors) > 1 and minors[-1] - minors[0] > 1:

@@ -108,7 +108,7 @@ def test_downgrade_and_bad_target(data):
     data["target"] = "1.36.1"
     assert any("does not downgrade" in p for p in assess(data)["problems"])
     data["target"] = "v1.37"
-    assert assess(data)["problems"] == ["target: 'v1.37' is not a Kubernetes release version like 1.37.2"]
+    assert assess(data)["problems"] == ["target: 'v1.37' is not a Kubernetes version like 1.37.2 or 1.38.0-rc.1"]
 
 
 def test_mvp_optional_when_the_upgrade_enables_it(data):
