@@ -149,7 +149,10 @@ def playbook_section(root: Path) -> list[str]:
         for number, play in enumerate(plays, start=1):
             entry = f"{number}. {play_title(play)}"
             imported = play.get("ansible.builtin.import_playbook") or play.get("import_playbook")
-            if imported:
+            if imported and "/" in imported:  # a shared play (playbooks/plays/), not a playbook of its own
+                shared = load(path.parent / imported) or []
+                entry += f" (`playbooks/{imported}`: " + "; ".join(play_title(p) for p in shared) + ")"
+            elif imported:
                 entry += f": runs `{COLLECTION}.{Path(imported).stem}`"
             roles = play_roles(play)
             if roles:
@@ -164,9 +167,11 @@ def playbook_section(root: Path) -> list[str]:
 def validating_playbooks(root: Path) -> list[str]:
     """The playbooks whose tasks validate the input against upgrade.meta.yml."""
     names = []
+    checks = (root / "playbooks" / "plays" / "inputs.yml").read_text(encoding="utf-8")
+    if not ("validate_argument_spec" in checks and "upgrade.meta.yml" in checks):
+        return names
     for path in sorted((root / "playbooks").glob("*.yml")):
-        text = path.read_text(encoding="utf-8")
-        if "validate_argument_spec" in text and "upgrade.meta.yml" in text:
+        if "plays/inputs.yml" in path.read_text(encoding="utf-8"):
             names.append(code(f"{COLLECTION}.{path.stem}"))
     return names
 

@@ -12,7 +12,10 @@ from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _mvp_enabl
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 # The upstream package repository (one repository per minor below it); a mirror with the same layout may replace it.
+# Pre-releases are published in a channel of their own (kubernetes/release pkg/obs: ChannelTypePrerelease, the OBS
+# project isv:kubernetes:core:prerelease:v1.NN).
 UPSTREAM_PACKAGE_REPO = "https://pkgs.k8s.io/core:/stable:"
+UPSTREAM_PRERELEASE_PACKAGE_REPO = "https://pkgs.k8s.io/core:/prerelease:"
 PACKAGE_KINDS = ("deb", "rpm")
 
 
@@ -70,7 +73,16 @@ def package_repo_url(version, kind, base_url=None):
     """``<base_url>/v1.NN/<kind>/``: the package repository of the version's minor (upstream without base_url)."""
     if kind not in PACKAGE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(PACKAGE_KINDS)}, not {kind!r}")
-    return f"{base_url or UPSTREAM_PACKAGE_REPO}/v1.{plan.parse(version)[1]}/{kind}/"
+    parsed = plan.parse(version)
+    upstream = UPSTREAM_PRERELEASE_PACKAGE_REPO if _version.is_prerelease(version) else UPSTREAM_PACKAGE_REPO
+    return f"{base_url or upstream}/v1.{parsed[1]}/{kind}/"
+
+
+def package_version(version):
+    """The upstream version of the kubeadm, kubelet and kubectl packages: '1.37.2', or '1.38.0~beta.0' for a
+    pre-release (kubernetes/release pkg/obs/specs RPMVersion: '-' becomes '~', which sorts before the release in
+    both dpkg and rpm). The deb adds a revision ('-1.1'), the rpm a release."""
+    return plan.fmt(plan.parse(version)).replace("-", "~")
 
 
 def upgrade_path_hops(path, versions):
@@ -96,6 +108,7 @@ class FilterModule:
             for name, func in {
                 "kube_minor": kube_minor,
                 "package_repo_url": package_repo_url,
+                "package_version": package_version,
                 "mvp_feature_gates": mvp_feature_gates,
                 "mvp_enable_step": mvp_enable_step,
                 "stacked_etcd_servers": stacked_etcd_servers,

@@ -224,7 +224,8 @@ def roles(servers):
     Old is every server below the highest version (with three versions at once, the middle one must
     proxy too), new the servers at the highest.
     """
-    versions = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
+    # pre-releases order before their release (v1.38.0-rc.1 is older than v1.38.0)
+    versions = {s["name"]: _version.key(s.get("version")) for s in servers if s.get("version")}
     known = [v for v in versions.values() if v]
     if not known:
         return [], []
@@ -258,7 +259,7 @@ def check_versions(servers, mode):
                     s.get("error_kind") or "unreachable_endpoint",
                 )
             )
-    parsed = {s["name"]: _version.triple(s.get("version")) for s in servers if s.get("version")}
+    parsed = {s["name"]: _version.key(s.get("version")) for s in servers if s.get("version")}
     minors = sorted({v[1] for v in parsed.values() if v})
     versions = sorted({s.get("version") for s in servers if s.get("version")})
     if len(minors) > 1 and minors[-1] - minors[0] > 1:
@@ -582,9 +583,29 @@ def check_discovery_merge(servers, leases, mode, peer_tls, sources=None):
     return results
 
 
-def check_proxy_probe(servers, probes, leases, peer_tls):
-    """``probes``: [{"server", "gvr", "status", "body", "status_local", "rerouted_before", "rerouted_after"}]."""
+def unprobed_results(plan):
+    """A passing result, marked ``unprobed``, for each proxying server of ``plan`` (the collector's ``probe_plan``)
+    that had nothing listable to be asked for: it proves nothing about proxying and says so."""
     results = []
+    for name, entry in sorted((plan or {}).items()):
+        if entry.get("probed"):
+            continue
+        peer_only = entry.get("peer_only") or []
+        if peer_only:
+            detail = (
+                f"{len(peer_only)} resource(s) only its peers serve ({', '.join(peer_only[:5])}), none listable: "
+                "proxying not probed"
+            )
+        else:
+            detail = "nothing to proxy: it serves every resource its peers serve"
+        results.append({**result("proxy_probe", name, True, detail), "unprobed": True, "peer_only": peer_only})
+    return results
+
+
+def check_proxy_probe(servers, probes, leases, peer_tls, plan=None):
+    """``probes``: [{"server", "gvr", "status", "body", "status_local", "rerouted_before", "rerouted_after"}];
+    ``plan``: what each proxying server had to be asked for (a server without probes gets an ``unprobed`` result)."""
+    results = unprobed_results(plan)
     by_name = {s["name"]: s for s in servers}
     for p in probes:
         s = by_name[p["server"]]
@@ -715,10 +736,45 @@ def evaluate(evidence, mode, baseline=None, checks=CHECKS, sources=None):
     if "discovery_merge" in checks:
         out += check_discovery_merge(servers, leases, mode, peer_tls, sources)
     if "proxy_probe" in checks and mode == "mixed":
-        out += check_proxy_probe(servers, probes, leases, peer_tls)
+        out += check_proxy_probe(servers, probes, leases, peer_tls, evidence.get("probe_plan"))
     if "proxy_errors" in checks and baseline is not None:
         out += check_proxy_errors(servers, baseline, leases, peer_tls)
     return out
+
+
+def outcome(results, mode, checks=CHECKS):
+    """What a passing round proved: ``proxied`` (mixed: old servers answered through a peer), ``nothing_to_proxy``
+    (mixed, but no old server lacks a resource its peers serve), ``not_probed`` (mixed, resources differ but none
+    could be asked for, or the probe was not selected), ``steady``; ``failed`` when a check failed."""
+    if any(not r["passed"] for r in results):
+        return "failed"
+    if mode != "mixed":
+        return "steady"
+    probed = [r for r in results if r["check"] == "proxy_probe"]
+    if "proxy_probe" not in checks or not probed:
+        return "not_probed"
+    if any(not r.get("unprobed") for r in probed):
+        return "proxied"
+    return "not_probed" if any(r.get("peer_only") for r in probed) else "nothing_to_proxy"
+
+
+def outcome_message(kind, servers, rounds):
+    """The message of a passing gate; never 'proved' over probes that did not run."""
+    old, new = roles([s for s in servers if not s.get("error")])
+    by_name = {s["name"]: s.get("version") for s in servers}
+    olds = ", ".join(sorted({str(by_name[n]) for n in old})) or "?"
+    news = ", ".join(sorted({str(by_name[n]) for n in new})) or "?"
+    if kind == "nothing_to_proxy":
+        return (
+            f"no resource differs between {olds} and {news}; configuration proved (hooks, peer TLS, discovery merge); "
+            f"nothing to proxy ({rounds} consecutive round(s))"
+        )
+    if kind == "not_probed":
+        return (
+            f"configuration proved (hooks, peer TLS, discovery merge) between {olds} and {news}; proxying not probed: "
+            f"no resource only the newer servers serve could be listed ({rounds} consecutive round(s))"
+        )
+    return f"MVP proved in {rounds} consecutive round(s) ({'mixed' if kind == 'proxied' else 'steady'} mode)"
 
 
 def summarize(results):

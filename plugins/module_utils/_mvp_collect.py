@@ -224,11 +224,13 @@ class Collector:
         }
         return self.front_proxy_client.get(server["endpoint"], "/apis", headers).status
 
-    def probes(self, servers):
+    def probes(self, servers, plan=None):
         """Mixed mode: each proxying server asked for resources only its peers serve, with the negative control.
 
         Candidates per server: what newer servers serve locally and it does not, plus what its merged
-        discovery lists beyond its own (so a crashed peer's resources are still probed).
+        discovery lists beyond its own (so a crashed peer's resources are still probed). ``plan`` (a dict) gets, per
+        proxying server, what differs (``peer_only``) and what was probed of it (``probed``, listable resources
+        only): a server with nothing there had nothing to prove, which the checks report as such.
         """
         reachable = [s for s in servers if not s.get("error") and s.get("local") is not None]
         old, new = roles(reachable)
@@ -244,7 +246,13 @@ class Collector:
             server = by_name[name]
             peer_only = (new_local | {g for g in server["merged"] if g[0]}) - server["local"]
             probes = []
-            for gvr in listable(peer_only, info)[: self.probe_limit]:
+            chosen = listable(peer_only, info)[: self.probe_limit]
+            if plan is not None:
+                plan[name] = {
+                    "peer_only": sorted(format_gvr(g) for g in peer_only),
+                    "probed": [format_gvr(g) for g in chosen],
+                }
+            for gvr in chosen:
                 path = gvr_path(gvr) + "?limit=1"
                 proxied = self.client.get(server["endpoint"], path)
                 local = self.client.get(server["endpoint"], path, {PEER_PROXIED_HEADER: "true"})
@@ -298,7 +306,8 @@ class Collector:
             if self.front_proxy_client is not None:
                 evidence["requestheader"][server["name"]] = self.requestheader(server)
         if mode == "mixed":
-            evidence["probes"] = self.probes(servers)
+            evidence["probe_plan"] = {}
+            evidence["probes"] = self.probes(servers, evidence["probe_plan"])
         return evidence
 
 

@@ -16,6 +16,8 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     CHECKS,
     error_totals,
     evaluate,
+    outcome,
+    outcome_message,
     roles,
     summarize,
 )
@@ -135,7 +137,7 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
             evidence = collector.collect(endpoints, "steady" if mode == "steady" else "mixed")
             round_mode = resolve_mode(mode, evidence)
             if round_mode != "mixed":
-                evidence["probes"] = []
+                evidence["probes"], evidence["probe_plan"] = [], {}
             if baseline is None:
                 baseline = {s["name"]: error_totals(s) for s in evidence["servers"] if not s.get("error")}
             results = evaluate(
@@ -174,11 +176,17 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
             break
         sleep(wait_sleep)
     failed = [r for r in results if not r["passed"]]
+    kind = outcome(results, round_mode, checks) if streak >= threshold else "failed"
+    if not failed and streak < threshold:
+        message = f"MVP not proved: {streak} passing round(s) in a row before the timeout, {threshold} needed"
+    else:
+        message = summarize(results) if failed else outcome_message(kind, (evidence or {}).get("servers") or [], streak)
     return {
         "changed": False,
         "passed": not failed and streak >= threshold,
         "mode": round_mode,
-        "msg": summarize(results) if failed else f"MVP proved in {streak} consecutive round(s) ({round_mode} mode)",
+        "outcome": kind,
+        "msg": message,
         "checks": results,
         "failed_checks": failed,
         "history": history,
@@ -198,5 +206,5 @@ def collect_once(params, mode="auto"):
         raise RunError(str(exc)) from exc
     actual = resolve_mode(mode, evidence)
     if actual != "mixed":
-        evidence["probes"] = []
+        evidence["probes"], evidence["probe_plan"] = [], {}
     return actual, public(evidence), collector.client.requests

@@ -47,6 +47,43 @@ def triple(text):
     return (version.major, version.minor, version.patch)
 
 
+# Pre-release stages in the order Kubernetes cuts them (v1.38.0-alpha.1 < -beta.0 < -rc.1 < v1.38.0); a release sorts
+# after all of them. Build metadata ('+k3s1') does not order.
+PRERELEASE_STAGES = ("alpha", "beta", "rc")
+_PRERELEASE_RE = re.compile(r"^-(alpha|beta|rc)\.(\d+)$")
+_RELEASE_RANK = len(PRERELEASE_STAGES)
+
+
+def key(text):
+    """A sort key that orders versions as Kubernetes does, pre-releases before their release:
+    (major, minor, patch, stage, number), stage 0-2 for alpha, beta, rc and 3 for the release. None when ``text`` is
+    not a version with a patch, or its suffix is neither a pre-release (``-beta.0``) nor build metadata (``+...``)."""
+    version = parse(text)
+    if version is None or version.patch is None:
+        return None
+    suffix = version.suffix.split("+", 1)[0]
+    if not suffix:
+        return (version.major, version.minor, version.patch, _RELEASE_RANK, 0)
+    match = _PRERELEASE_RE.match(suffix)
+    if not match:
+        return None
+    return (version.major, version.minor, version.patch, PRERELEASE_STAGES.index(match.group(1)), int(match.group(2)))
+
+
+def format_key(parts):
+    """'1.38.0' or '1.38.0-beta.0' for a ``key``."""
+    text = "{}.{}.{}".format(*parts[:3])
+    if parts[3] < _RELEASE_RANK:
+        text += f"-{PRERELEASE_STAGES[parts[3]]}.{parts[4]}"
+    return text
+
+
+def is_prerelease(text):
+    """True for 'v1.38.0-beta.0' and the like, False for a release; None when not a version."""
+    parts = key(text)
+    return None if parts is None else parts[3] < _RELEASE_RANK
+
+
 def release(text):
     """(major, minor, patch) of a release version: 'v1.37.2' or '1.37.2', no pre-release; else None."""
     version = parse(text)

@@ -151,8 +151,24 @@ mode:
   returned: always
   type: str
   sample: mixed
+outcome:
+  description:
+    - What the gate proved. V(proxied) - mixed, and every older server answered for resources only newer servers
+      serve through a peer (404 locally, the rerouted counter rising). V(nothing_to_proxy) - mixed, but no resource
+      differs between the versions (hooks, peer TLS and the discovery merge are proved; there was nothing to ask
+      for). V(not_probed) - mixed, resources differ but none could be listed, or O(checks) left the probe out.
+      V(steady) - one version, every server ready to proxy. V(failed) - not proved.
+    - A gate that had nothing to probe passes with V(nothing_to_proxy) or V(not_probed) and says so in RV(msg);
+      it never reports a proof of proxying.
+  returned: always
+  type: str
+  choices: [proxied, nothing_to_proxy, not_probed, steady, failed]
+  sample: proxied
 msg:
-  description: One line naming each failing server and cause, with what to do; or the success summary.
+  description: >-
+    One line naming each failing server and cause, with what to do; or the success summary, which with nothing to
+    probe reads like C(no resource differs between v1.37.2 and v1.38.0-beta.0; configuration proved (hooks, peer TLS,
+    discovery merge\); nothing to proxy).
   returned: always
   type: str
 checks:

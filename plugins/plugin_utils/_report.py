@@ -81,6 +81,24 @@ def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, f
     }
 
 
+# What a gate that had nothing to probe reports: never a count of probes that did not run.
+UNPROBED_OUTCOMES = {
+    "nothing_to_proxy": "nothing to proxy (no resource differs; configuration proved)",
+    "not_probed": "proxying not probed (no listable resource differs; configuration proved)",
+}
+
+
+def gate_summary(mvp):
+    """'mixed: 2/2 probes proxied', 'mixed: nothing to proxy (...)' or 'steady' for a node's gate record."""
+    if mvp.get("outcome") in UNPROBED_OUTCOMES:
+        return f"{mvp.get('mode')}: {UNPROBED_OUTCOMES[mvp['outcome']]}"
+    probes = mvp.get("probes") or []
+    if mvp.get("mode") != "mixed":
+        return str(mvp.get("mode"))
+    proxied = sum(1 for p in probes if p.get("status") == 200 and p.get("status_local") == 404)
+    return f"mixed: {proxied}/{len(probes)} probes proxied"
+
+
 def markdown(report):
     lines = [
         f"# kubeadm upgrade to v{str(report.get('target', '')).lstrip('v')}",
@@ -104,9 +122,7 @@ def markdown(report):
         mvp = row.get("mvp") or {}
         gate = "-"
         if mvp:
-            probes = mvp.get("probes") or []
-            proxied = sum(1 for p in probes if p.get("status") == 200 and p.get("status_local") == 404)
-            gate = f"{mvp.get('mode')}: {proxied}/{len(probes)} probes proxied, {mvp.get('elapsed', 0):.1f} s"
+            gate = f"{gate_summary(mvp)}, {mvp.get('elapsed', 0):.1f} s"
         lines.append(
             f"| {row.get('node')} | {row.get('role')} | {row.get('from')} | {row.get('to')} | {row.get('action')} | "
             f"{row.get('seconds') if row.get('seconds') is not None else '-'} | {gate} |"

@@ -33,7 +33,7 @@ class ResumeError(ValueError):
 
 
 def _release(text, what):
-    parsed = _version.triple(text) if text else None
+    parsed = _version.key(text) if text else None
     if parsed is None:
         raise ResumeError(f"{what} is not a Kubernetes version: {text!r}")
     return parsed

@@ -25,15 +25,16 @@ class PlanError(ValueError):
 
 
 def parse(version):
-    """'v1.37.2' or '1.37.2' -> (1, 37, 2); PlanError for anything else (pre-releases included)."""
-    parsed = _version.release(str(version)) if version is not None else None
+    """'v1.37.2', '1.37.2' or '1.38.0-beta.0' -> the ordering key of _version.key (major, minor, patch, stage, n);
+    PlanError for anything else. Whether a pre-release target is allowed is the input check's rule, not this one's."""
+    parsed = _version.key(str(version)) if version is not None else None
     if parsed is None:
-        raise PlanError(f"{version!r} is not a Kubernetes release version like 1.37.2")
+        raise PlanError(f"{version!r} is not a Kubernetes version like 1.37.2 or 1.38.0-rc.1")
     return parsed
 
 
 def fmt(version):
-    return "{}.{}.{}".format(*version)
+    return _version.format_key(version)
 
 
 def upgrade_steps(current, target, chained=False):
@@ -52,7 +53,7 @@ def upgrade_steps(current, target, chained=False):
     if not chained:
         raise PlanError(
             f"{fmt(cur)} -> {fmt(tgt)} skips {tgt[1] - cur[1] - 1} minor version(s); kubeadm upgrades one minor at a "
-            f"time. Upgrade to 1.{cur[1] + 1} first, or set chained mode"
+            f"time. Upgrade to 1.{cur[1] + 1} first, or give every hop to skewsafe.kubeadm.upgrade_path (skewsafe_upgrade_path)"
         )
     return [f"1.{minor}" for minor in range(cur[1] + 1, tgt[1])] + [fmt(tgt)]
 

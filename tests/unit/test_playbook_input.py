@@ -1,14 +1,14 @@
-"""The upgrade playbook and the mvp_enable role refuse bad load-balancer tasks files before they touch a node."""
+"""The playbooks refuse bad inputs in their first play, before any host is contacted; the mvp_enable role checks its
+balancer files itself."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from playbook_runner import ansible_playbook
 
 PLAYBOOK = "skewsafe.kubeadm.upgrade"
 
@@ -22,32 +22,63 @@ def upgrade(tmp_path: Path, **extra) -> subprocess.CompletedProcess:
     return ansible_playbook(tmp_path, "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra))
 
 
-def ansible_playbook(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """The tool venv's ansible-playbook (the Python running the tests), run from tmp_path."""
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), *args]
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="2", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    env["PWD"] = str(tmp_path)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
-
-
 @pytest.mark.parametrize(
-    "files",
+    ("files", "rule"),
     [
-        {"skewsafe_balancer_take_out_tasks": "TAKE_OUT"},  # taken out, never put back
-        {"skewsafe_balancer_take_out_tasks": "TAKE_OUT", "skewsafe_balancer_put_back_tasks": "put-back.yml"},
-        {"skewsafe_balancer_take_out_tasks": "TAKE_OUT", "skewsafe_balancer_put_back_tasks": "/nonexistent.yml"},
+        ({"skewsafe_balancer_take_out_tasks": "TAKE_OUT"}, "go together"),  # taken out, never put back
+        (
+            {"skewsafe_balancer_take_out_tasks": "TAKE_OUT", "skewsafe_balancer_put_back_tasks": "put-back.yml"},
+            "skewsafe_balancer_put_back_tasks: 'put-back.yml' is relative",
+        ),
+        (
+            {"skewsafe_balancer_take_out_tasks": "TAKE_OUT", "skewsafe_balancer_put_back_tasks": "/nonexistent.yml"},
+            "skewsafe_balancer_put_back_tasks: /nonexistent.yml is not a file",
+        ),
     ],
     ids=["one-of-two", "relative", "missing"],
 )
-def test_bad_balancer_files_stop_the_run_before_any_host(tmp_path, files):
+def test_bad_balancer_files_stop_the_run_before_any_host(tmp_path, files, rule):
     take_out = tmp_path / "take-out.yml"
     take_out.write_text("---\n[]\n")
     files = {k: v.replace("TAKE_OUT", str(take_out)) for k, v in files.items()}
     run = upgrade(tmp_path, **files)
     out = run.stdout + run.stderr
     assert run.returncode != 0, out
-    assert "go together" in out and "Nothing was changed" in out, out
-    assert "192.0.2.1" not in out and "PLAY [Preflight" not in out, out
+    assert "Invalid input for upgrade, nothing was contacted or changed" in out and rule in out, out
+    assert "192.0.2.1" not in out and out.count("PLAY [") == 1, out
+
+
+PLAYBOOKS = ["preflight", "upgrade", "upgrade_path", "mvp_enable", "verify", "etcd_backup"]
+
+
+@pytest.mark.parametrize(
+    "inventory", ["", "[masters]\nm1 ansible_host=192.0.2.1\n[workers]\nw1 ansible_host=192.0.2.2\n"]
+)
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
+def test_an_empty_or_misnamed_inventory_stops_every_playbook_in_its_first_play(tmp_path, playbook, inventory):
+    (tmp_path / "inventory.ini").write_text(inventory)
+    extra = {"skewsafe_artifacts_dir": str(tmp_path / "artifacts")}
+    extra.update(
+        {"skewsafe_upgrade_path": ["1.37.2"]}
+        if playbook == "upgrade_path"
+        else {"skewsafe_kubernetes_version": "1.37.2"}
+    )
+    run = ansible_playbook(
+        tmp_path, "-i", str(tmp_path / "inventory.ini"), f"skewsafe.kubeadm.{playbook}", "-e", json.dumps(extra)
+    )
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out
+    assert "skewsafe_control_plane_group: the inventory has no hosts in the group 'kube_control_plane'" in out, out
+    if inventory:
+        assert "its groups with hosts are masters, workers" in out, out
+    assert "192.0.2" not in out and out.count("PLAY [") == 1, out
+
+
+def test_a_pre_release_target_is_refused_without_the_setting_and_passes_with_it(tmp_path):
+    out = upgrade(tmp_path, skewsafe_kubernetes_version="1.38.0-beta.0").stdout
+    assert "1.38.0-beta.0 is a pre-release" in out and "skewsafe_allow_prerelease=true" in out, out
+    out = upgrade(tmp_path, skewsafe_kubernetes_version="1.38.0-beta.0", skewsafe_allow_prerelease=True).stdout
+    assert "is a pre-release" not in out and "PLAY [Preflight" in out, out
 
 
 def test_good_balancer_files_pass_the_validation(tmp_path):
@@ -59,7 +90,7 @@ def test_good_balancer_files_pass_the_validation(tmp_path):
     run = upgrade(tmp_path, **files)
     out = run.stdout + run.stderr
     # past the validation, the run goes on to the hosts (here one nobody reaches)
-    assert "Check the load-balancer tasks files] ***" in out and "go together" not in out, out
+    assert "Check the forms, the inventory's groups and what goes together] ***" in out and "go together" not in out
     assert "PLAY [Preflight" in out, out
 
 

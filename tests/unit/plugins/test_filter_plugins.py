@@ -18,6 +18,7 @@ def test_filters_are_registered_and_wrap_errors():
         "upgrade_report_markdown",
         "apiserver_endpoint",
         "package_repo_url",
+        "package_version",
         "mvp_feature_gates",
         "mvp_enable_step",
         "stacked_etcd_servers",
@@ -26,7 +27,7 @@ def test_filters_are_registered_and_wrap_errors():
     assert filters["kube_minor"]("v1.37.2") == 37
     with pytest.raises(AnsibleFilterError, match="each hop must be the next minor"):
         filters["upgrade_path_hops"](["1.36.5", "1.38.0"], ["v1.35.4"])
-    with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes version"):
         filters["kube_minor"]("latest")
     first = {"configured": False, "single": False, "first": True, "version": "v1.36.5", "upgrade_to": "1.37.2"}
     assert filters["mvp_enable_step"](first)["action"] == "apply_renders"
@@ -100,8 +101,22 @@ def test_package_repo_url():
     assert url("1.37.2", "deb", "http://mirror.lan/k8s") == "http://mirror.lan/k8s/v1.37/deb/"
     with pytest.raises(AnsibleFilterError, match="kind"):
         url("1.37.2", "apk")
-    with pytest.raises(AnsibleFilterError, match="not a Kubernetes release version"):
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes version"):
         url("1.37", "deb")
+    # upstream publishes pre-releases in a channel of its own; a mirror base is used as it is
+    assert url("1.38.0-beta.0", "deb") == "https://pkgs.k8s.io/core:/prerelease:/v1.38/deb/"
+    assert url("v1.38.0-rc.1", "rpm") == "https://pkgs.k8s.io/core:/prerelease:/v1.38/rpm/"
+    assert url("1.38.0-rc.1", "deb", "http://mirror.lan/k8s") == "http://mirror.lan/k8s/v1.38/deb/"
+
+
+def test_package_version():
+    version = upgrade.FilterModule().filters()["package_version"]
+    assert version("1.37.2") == "1.37.2"
+    assert version("v1.37.2") == "1.37.2"
+    assert version("1.38.0-beta.0") == "1.38.0~beta.0"
+    assert version("v1.38.0-rc.12") == "1.38.0~rc.12"
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes version"):
+        version("1.38")
 
 
 def test_mvp_feature_gates():

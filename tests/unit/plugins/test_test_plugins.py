@@ -31,3 +31,13 @@ def test_mvp_configured_accepts_module_result_and_command():
     assert mvp_configured(["kube-apiserver", "--peer-ca-file=/p"], "1.37.0")
     with pytest.raises(AnsibleFilterError):
         mvp_configured("peer-ca-file", "1.37.0")
+
+
+def test_kube_prerelease():
+    from ansible_collections.skewsafe.kubeadm.plugins.test import version as version_tests
+
+    test = version_tests.TestModule().tests()["kube_prerelease"]
+    assert [test(v) for v in ("1.38.0-alpha.1", "v1.38.0-beta.0", "1.38.0-rc.2")] == [True, True, True]
+    assert [test(v) for v in ("1.37.2", "v1.38.0", "1.36.5+k3s1")] == [False, False, False]
+    with pytest.raises(AnsibleFilterError, match="not a Kubernetes version"):
+        test("1.38")

@@ -6,7 +6,6 @@ from unittest import mock
 
 import pytest
 import yaml
-from ansible.errors import AnsibleActionFail
 
 from ansible_collections.skewsafe.kubeadm.plugins.action import mvp_check as action_mod
 from ansible_collections.skewsafe.kubeadm.plugins.doc_fragments._apiservers import ModuleDocFragment
@@ -64,10 +63,12 @@ def test_a_check_that_does_not_pass_fails_the_task(monkeypatch):
     assert result["failed_checks"] == ["peer_tls"]
 
 
-def test_bad_input_is_a_failure_with_the_reason(monkeypatch):
+def test_bad_input_is_a_failed_result_with_the_reason(monkeypatch):
+    """A result, not an exception: ansible-core applies failed_when, ignore_errors and rescue only to results."""
     action, seen = make_action(monkeypatch, {"endpoints": ENDPOINTS}, error=RunError("endpoints[0] has no url"))
-    with pytest.raises(AnsibleActionFail, match="mvp_check cannot run: endpoints"):
-        action.run(task_vars={})
+    result = action.run(task_vars={})
+    assert result["failed"] is True and result["msg"].startswith("mvp_check cannot run: endpoints")
+    assert result["passed"] is False and result["outcome"] == "failed"
     assert "params" in seen
 
 
@@ -82,15 +83,15 @@ def test_bad_input_is_a_failure_with_the_reason(monkeypatch):
 )
 def test_options_are_validated_before_anything_runs(monkeypatch, args, message):
     action, seen = make_action(monkeypatch, {"endpoints": ENDPOINTS, **args}, {"passed": True})
-    with pytest.raises(AnsibleActionFail, match=message):
-        action.run(task_vars={})
+    result = action.run(task_vars={})
+    assert result["failed"] is True and message in result["msg"]
     assert "params" not in seen
 
 
 def test_without_the_kubernetes_library_it_says_where_it_is_needed(monkeypatch):
     action, seen = make_action(monkeypatch, {"endpoints": ENDPOINTS}, {"passed": True}, has_kubernetes=False)
-    with pytest.raises(AnsibleActionFail, match="runs on the controller"):
-        action.run(task_vars={})
+    result = action.run(task_vars={})
+    assert result["failed"] is True and "runs on the controller" in result["msg"]
     assert "params" not in seen
 
 

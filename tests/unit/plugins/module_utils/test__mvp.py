@@ -468,3 +468,56 @@ def test_three_versions_the_collector_probes_both_older_servers(trio):
     assert all(p["gvr"] == NEW_ONLY and p["status"] == 200 and p["status_local"] == 404 for p in probes)
     assert all(p["rerouted_after"] > p["rerouted_before"] for p in probes)
     assert not any(base == trio["servers"][2]["endpoint"] for base, _p, _h in client.calls)
+
+
+# ------------------------------------------------ a gate with nothing to probe says so
+
+
+def _servers():
+    return [
+        {"name": "cp-1", "version": "v1.37.2"},
+        {"name": "cp-2", "version": "v1.37.2"},
+        {"name": "cp-3", "version": "v1.38.0-beta.0"},
+    ]
+
+
+def test_a_source_with_nothing_to_ask_for_gets_an_unprobed_result_not_a_proof():
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp
+
+    plan = {
+        "cp-1": {"peer_only": [], "probed": []},
+        "cp-2": {"peer_only": ["authorization.k8s.io/v1alpha1/authorizationconditionsreviews"], "probed": []},
+    }
+    results = _mvp.check_proxy_probe(_servers(), [], [], {}, plan)
+    assert [(r["server"], r["passed"], r["unprobed"]) for r in results] == [("cp-1", True, True), ("cp-2", True, True)]
+    assert results[0]["detail"] == "nothing to proxy: it serves every resource its peers serve"
+    assert results[1]["detail"].startswith("1 resource(s) only its peers serve (authorization.k8s.io/v1alpha1/")
+    assert results[1]["detail"].endswith("none listable: proxying not probed")
+    assert _mvp.outcome(results, "mixed") == "not_probed"
+    assert _mvp.outcome(results[:1], "mixed") == "nothing_to_proxy"
+
+
+def test_the_outcome_of_a_round():
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp
+
+    proved = _mvp.result("proxy_probe", "cp-1", True, "200 via a peer")
+    nothing = {**_mvp.result("proxy_probe", "cp-2", True, "nothing"), "unprobed": True, "peer_only": []}
+    failed = _mvp.result("peer_tls", "cp-3", False, "x", "peer_ca_mismatch")
+    assert _mvp.outcome([proved, nothing], "mixed") == "proxied"
+    assert _mvp.outcome([nothing], "mixed") == "nothing_to_proxy"
+    assert _mvp.outcome([_mvp.result("readiness", "cp-1", True, "ok")], "mixed") == "not_probed"
+    assert _mvp.outcome([proved], "mixed", checks=("versions",)) == "not_probed"
+    assert _mvp.outcome([proved], "steady") == "steady"
+    assert _mvp.outcome([proved, failed], "mixed") == "failed"
+
+
+def test_the_message_of_a_gate_with_nothing_to_proxy_names_both_versions_and_never_says_proved():
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp
+
+    message = _mvp.outcome_message("nothing_to_proxy", _servers(), 2)
+    assert message == (
+        "no resource differs between v1.37.2 and v1.38.0-beta.0; configuration proved (hooks, peer TLS, discovery "
+        "merge); nothing to proxy (2 consecutive round(s))"
+    )
+    assert "MVP proved" not in _mvp.outcome_message("not_probed", _servers(), 1)
+    assert _mvp.outcome_message("proxied", _servers(), 2) == "MVP proved in 2 consecutive round(s) (mixed mode)"

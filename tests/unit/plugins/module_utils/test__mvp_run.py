@@ -139,3 +139,21 @@ def test_a_slow_endpoint_is_waited_on(monkeypatch):
     slow["servers"][1].update(error="Read timed out. (read timeout=5.0)", error_kind="endpoint_timeout", version=None)
     result, _lines = run(monkeypatch, [slow], wait_timeout=120)
     assert not result["passed"] and result["elapsed"] >= 115
+
+
+def test_mixed_versions_serving_the_same_resources_pass_as_nothing_to_proxy_never_as_a_proof(monkeypatch):
+    """1.37 and 1.38 may serve the same built-in resources: the gate passes on the configuration and says that
+    nothing was there to proxy (outcome nothing_to_proxy), not 'MVP proved' over zero probes."""
+    mixed = evidence()
+    mixed["servers"][1]["version"] = "v1.37.2"
+    mixed["probe_plan"] = {"cp-1": {"peer_only": [], "probed": []}}
+    result, _lines = run(monkeypatch, [mixed], mode="mixed", checks=["versions", "readiness", "proxy_probe"])
+    assert result["passed"] is True and result["outcome"] == "nothing_to_proxy"
+    assert result["msg"].startswith("no resource differs between v1.36.5 and v1.37.2; configuration proved")
+    assert "MVP proved" not in result["msg"]
+
+
+def test_a_timeout_before_enough_passing_rounds_is_not_called_proved(monkeypatch):
+    result, _lines = run(monkeypatch, [evidence()], success_threshold=30, wait_timeout=20)
+    assert result["passed"] is False and result["outcome"] == "failed"
+    assert result["msg"].startswith("MVP not proved: ") and "30 needed" in result["msg"]

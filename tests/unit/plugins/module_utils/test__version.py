@@ -66,3 +66,14 @@ def test_triple_and_release(text, triple, release):
 )
 def test_mvp_default_on(text, expected):
     assert _version.mvp_default_on(text) is expected
+
+
+def test_key_orders_pre_releases_before_their_release():
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+
+    ordered = ["v1.37.2", "1.38.0-alpha.0", "1.38.0-alpha.10", "1.38.0-beta.0", "1.38.0-rc.1", "1.38.0", "1.38.1"]
+    assert sorted(reversed(ordered), key=_version.key) == ordered
+    assert _version.key("1.36.5+k3s1") == _version.key("1.36.5")  # build metadata does not order
+    assert [_version.key(v) for v in ("1.38", "1.38.0-dev.1", "latest", None)] == [None, None, None, None]
+    assert [_version.format_key(_version.key(v)) for v in ("v1.38.0-rc.1", "1.37.2")] == ["1.38.0-rc.1", "1.37.2"]
+    assert [_version.is_prerelease(v) for v in ("1.38.0-rc.1", "1.38.0", "x")] == [True, False, None]

@@ -108,7 +108,7 @@ def test_downgrade_and_bad_target(data):
     data["target"] = "1.36.1"
     assert any("does not downgrade" in p for p in assess(data)["problems"])
     data["target"] = "v1.37"
-    assert assess(data)["problems"] == ["target: 'v1.37' is not a Kubernetes release version like 1.37.2"]
+    assert assess(data)["problems"] == ["target: 'v1.37' is not a Kubernetes version like 1.37.2 or 1.38.0-rc.1"]
 
 
 def test_mvp_optional_when_the_upgrade_enables_it(data):
@@ -408,3 +408,27 @@ def test_report_seconds_with_and_without_an_offset():
     row = {"node": "w-1", "role": "worker", "to": "v1.37.2", "action": "upgraded"}
     row.update(started="2026-12-03T10:00:00+00:00", finished="2026-12-03T10:01:30")
     assert build([row], "1.37.2")["order"][0]["seconds"] == 90.0
+
+
+def test_a_gate_with_nothing_to_proxy_is_reported_as_such_never_as_probes_proxied():
+    def row(node, outcome, mode="mixed", probes=()):
+        mvp = {"mode": mode, "outcome": outcome, "elapsed": 3.0, "probes": list(probes), "msg": "m"}
+        return {
+            "node": node,
+            "role": "control plane",
+            "from": "v1.37.2",
+            "to": "v1.38.0-beta.0",
+            "action": "upgraded",
+            "mvp": mvp,
+        }
+
+    text = markdown(
+        build(
+            [row("cp-1", "nothing_to_proxy"), row("cp-2", "not_probed"), row("cp-3", "steady", "steady")],
+            "1.38.0-beta.0",
+        )
+    )
+    assert "| mixed: nothing to proxy (no resource differs; configuration proved), 3.0 s |" in text
+    assert "| mixed: proxying not probed (no listable resource differs; configuration proved), 3.0 s |" in text
+    assert "| steady, 3.0 s |" in text
+    assert "probes proxied" not in text and "MVP evidence" not in text

@@ -208,3 +208,13 @@ def test_workers_never_wait_on_the_control_planes():
 def test_refuses_an_unknown_order():
     with pytest.raises(ResumeError, match="order must be one of components_first, node_by_node"):
         control_plane("kubelets_first")
+
+
+def test_a_pre_release_is_behind_its_release_and_at_its_own_target():
+    """The resume decision orders pre-releases: a node at v1.38.0-rc.1 still has the step to v1.38.0 ahead."""
+    rc, ga = "v1.38.0-rc.1", "v1.38.0"
+    at_rc = {"target": "1.38.0", "role": "worker", "kubelet": rc}
+    assert left_to_do(at_rc)["behind"] == ["kubelet at v1.38.0-rc.1"]
+    assert left_to_do({**at_rc, "target": "1.38.0-rc.1"})["any"] is False
+    with pytest.raises(ResumeError, match=r"newer than the target v1\.38\.0-rc\.1"):
+        left_to_do({"target": "1.38.0-rc.1", "role": "worker", "kubelet": ga})

@@ -32,9 +32,11 @@ def test_upgrade_steps(current, target, chained, expected):
         ("1.37.2", "1.36.5", "does not downgrade"),
         ("1.37.2", "1.37.1", "does not downgrade"),
         ("1.36.5", "2.0.0", "major"),
-        ("1.36", "1.37.2", "not a Kubernetes release version"),
-        ("1.36.5", "1.37.0-rc.1", "not a Kubernetes release version"),
-        ("1.36.5", "latest", "not a Kubernetes release version"),
+        ("1.36", "1.37.2", "not a Kubernetes version"),
+        ("1.36.5", "1.37.0-dev.1", "not a Kubernetes version"),
+        ("1.36.5", "latest", "not a Kubernetes version"),
+        # a pre-release of the running patch is older than it
+        ("1.37.2", "1.37.2-rc.1", "does not downgrade"),
     ],
 )
 def test_upgrade_steps_refusals(current, target, message):
@@ -43,10 +45,25 @@ def test_upgrade_steps_refusals(current, target, message):
 
 
 def test_parse_and_cluster_version():
-    assert parse("v1.37.2") == (1, 37, 2)
+    assert parse("v1.37.2")[:3] == (1, 37, 2)
     assert cluster_version(["v1.37.2", "v1.36.5", None]) == "1.36.5"
     with pytest.raises(PlanError):
         cluster_version([])
+
+
+def test_pre_releases_order_before_their_release():
+    ordered = ["1.37.2", "1.38.0-alpha.1", "1.38.0-beta.0", "1.38.0-beta.2", "1.38.0-rc.0", "1.38.0-rc.1", "1.38.0"]
+    assert sorted(reversed(ordered), key=parse) == ordered
+    assert cluster_version(["v1.38.0", "v1.38.0-rc.1"]) == "1.38.0-rc.1"
+    # a pre-release target: one step from the minor before, and the release after it is a patch-like step
+    assert upgrade_steps("1.37.2", "1.38.0-beta.0") == ["1.38.0-beta.0"]
+    assert upgrade_steps("1.38.0-beta.0", "1.38.0") == ["1.38.0"]
+    assert node_plan("w", "v1.38.0-beta.0", "1.38.0", "worker")["action"].startswith("upgrade")
+    assert node_plan("w", "v1.38.0-beta.0", "1.38.0-beta.0", "worker")["action"].startswith("skip")
+    with pytest.raises(PlanError, match="newer than the target"):
+        node_plan("w", "v1.38.0", "1.38.0-rc.1", "worker")
+    assert plan.path_hops(["1.37.2", "1.38.0-rc.1"], ["v1.37.2"]) == ["1.38.0-rc.1"]
+    assert plan.path_hops(["1.37.2", "1.38.0-rc.1"], ["v1.38.0-rc.1"]) == []
 
 
 def test_node_plan():
@@ -168,7 +185,7 @@ def test_path_hops_none_left_at_the_end():
         (["1.36.5", "1.37.2", "1.38.1", "1.39.0"], ["v1.35.4"], "at most 3"),
         (["1.37.2"], ["v1.35.4"], "start at 1.36"),
         (["1.36.5"], ["v1.37.2"], "newer than the path's end"),
-        (["1.36.5", "v1.37"], ["v1.35.4"], "not a Kubernetes release version"),
+        (["1.36.5", "v1.37"], ["v1.35.4"], "not a Kubernetes version"),
     ],
 )
 def test_path_hops_refuses_a_bad_path(path, versions, message):
