@@ -5,7 +5,7 @@
 
 Candidates are every gate any pinned version knows: the names its kube-apiserver, kube-controller-manager
 and kube-scheduler list in --help (alpha and beta only) and the featuregate.Feature constants in its Go
-sources (GA and deprecated ones included). Each candidate is passed to each component of each version as
+sources (GA and deprecated ones included; both `featuregate.Feature = "X"` and `featuregate.Feature("X")`). Each candidate is passed to each component of each version as
 `--feature-gates=<gate>=true` and `=false` with `--version` (flags are parsed and validated, nothing
 starts): "unrecognized feature gate" means the version no longer knows it (the component would not start),
 "locked to" means only the locked value is accepted. The table keeps only gates some older version accepted.
@@ -29,7 +29,8 @@ from skewsafe_harness.pins import cache_dir, pins  # noqa: E402
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 TABLE = REPO / "plugins" / "plugin_utils" / "_component_gates_table.py"
 HELP_GATE = re.compile(r"(?:kube:)?([A-Z][A-Za-z0-9]+)=true\|false \((?:ALPHA|BETA)")
-SOURCE_GATE = re.compile(r'featuregate\.Feature\s*=\s*"([A-Z][A-Za-z0-9]+)"')
+# both declaration forms: `Name featuregate.Feature = "Name"` and `Name = featuregate.Feature("Name")`
+SOURCE_GATE = re.compile(r'featuregate\.Feature(?:\s*=\s*|\(\s*)"([A-Z][A-Za-z0-9]+)"')
 LOCKED = re.compile(r"locked to (true|false)")
 
 

@@ -119,6 +119,55 @@ def _component_gate_problems(config, target):
     return problems
 
 
+# What to do about a refused gate, by where it is set.
+_GATE_REMEDY = {
+    "config": "remove it there and from the kubelet-config ConfigMap and any kubeletconfiguration patch (kubeadm "
+    "upgrade node rewrites this file from them)",
+    "flags": "remove it from --feature-gates in this file (the kubelet reads it at every start)",
+    "manifest": "remove it from kubeadm-config's extraArgs too (the upgrade renders the manifest from it)",
+}
+
+
+def _node_gate_problems(hosts, target):
+    """Gates a node sets for its kubelet or static Pods (``gate_files``: the node read) that the target refuses."""
+    minor = plan.parse(target)[1]
+    if minor not in component_gates.MEASURED_MINORS:
+        return []
+    problems = []
+    for host, facts in hosts.items():
+        node = facts.get("node_name") or host
+        for path, component, gates, error in component_gates.node_sources(facts.get("gate_files")):
+            if error:
+                problems.append(f"node {node}: {path}: its feature gates cannot be read ({error})")
+                continue
+            kind = (
+                "config"
+                if path == component_gates.KUBELET_CONFIG
+                else "flags"
+                if component == "kubelet"
+                else "manifest"
+            )
+            for why in component_gates.refused(component, gates, minor):
+                problems.append(f"node {node}: {path}: feature-gates {why}; {_GATE_REMEDY[kind]}")
+    return problems
+
+
+def _kubelet_config_problems(text, target):
+    """Gates in the kubelet-config ConfigMap, which kubeadm upgrade node writes to every node's kubelet."""
+    minor = plan.parse(target)[1]
+    if not text or minor not in component_gates.MEASURED_MINORS:
+        return []
+    try:
+        gates = component_gates.kubelet_config_gates(text)
+    except ValueError as exc:
+        return [f"kubelet-config: {exc}"]
+    return [
+        f"kubelet-config: the ConfigMap's KubeletConfiguration featureGates {why}; remove it from the ConfigMap "
+        "kube-system/kubelet-config before the upgrade (kubeadm upgrade node writes it to every node)"
+        for why in component_gates.refused("kubelet", gates, minor)
+    ]
+
+
 def assess(data):
     """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "order": [...], "mvp_proved"}``.
 
@@ -240,6 +289,8 @@ def assess(data):
     elif HAS_YAML:
         problems += _kubeadm_config_problems(cfg_text, target, cluster_version)
 
+    problems += _kubelet_config_problems(data.get("kubelet_config"), target)
+    problems += _node_gate_problems(hosts, target)
     problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
 
     mvp = data.get("mvp") or {}

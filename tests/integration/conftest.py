@@ -22,6 +22,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import parse_samples
 from skewsafe_harness import Harness
+from skewsafe_harness.hooks import pinned_args_hook
 from skewsafe_harness.pins import HarnessError, harness_pairs, harness_trio, new_version, old_version
 
 
@@ -193,8 +194,16 @@ def _start_harnesses(tmp_path_factory):
     """A starter of harnesses that are always torn down, and the teardown that checks nothing leaked."""
     started = []
 
-    def start(servers, config_hook=None) -> Harness:
-        harness = Harness(tmp_path_factory.mktemp("harness"), servers, die_with_parent=True, config_hook=config_hook)
+    def start(servers, config_hook=None, pinned_args=True) -> Harness:
+        """``pinned_args``: give each server its minor's pinned kube-apiserver args first (pins.apiserver_args; the
+        beta API only the newer version of a pair serves); False starts them with kubeadm's defaults only."""
+        hooks = [h for h in (pinned_args_hook if pinned_args else None, config_hook) if h is not None]
+
+        def hook(server, path):
+            for each in hooks:
+                each(server, path)
+
+        harness = Harness(tmp_path_factory.mktemp("harness"), servers, die_with_parent=True, config_hook=hook)
         started.append(harness)
         return harness.up()
 

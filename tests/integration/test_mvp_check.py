@@ -18,16 +18,17 @@ import time
 
 import pytest
 import yaml
-from conftest import ALPHA_PAIRS, LAB_PAIR, only_pairs, peer_ca_hook, wait_for
+from conftest import ALPHA_PAIRS, LAB_PAIR, PAIRS, local_gvrs, only_pairs, peer_ca_hook, wait_for
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import listable
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
     MVP_FLAG_WITHOUT_GATE_ERROR,
     KubeadmConfig,
     build_updates,
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
-from skewsafe_harness.pins import HarnessError
+from skewsafe_harness.pins import HarnessError, apiserver_args
 
 GATE = _version.MVP_GATE
 
@@ -160,7 +161,7 @@ def test_healthy_mixed_control_plane_passes(cluster, ansible_module):
     result = check(ansible_module, cluster, mode="mixed")
     assert result["passed"], result["msg"]
     assert result["changed"] is False
-    assert result["mode"] == "mixed"
+    assert result["mode"] == "mixed" and result["outcome"] == "proxied", result["msg"]
     probes = result["evidence"]["probes"]
     assert {p["server"] for p in probes} == {"cp-1", "cp-2"}
     assert all(p["status"] == 200 and p["status_local"] == 404 for p in probes)
@@ -177,6 +178,35 @@ def test_healthy_mixed_control_plane_passes(cluster, ansible_module):
         f"\nmvp_check healthy 3 servers: {result['elapsed']:.2f}s in-plugin, {result['attempts']} rounds, "
         f"{result['requests']} requests"
     )
+
+
+# Pairs whose newer version gets pinned kube-apiserver args (a beta API only it serves): without them the pair serves
+# the same resources (docs/served-resources.md).
+PAIRS_WITH_PINNED_ARGS = [p for p in PAIRS if apiserver_args(p.new)]
+
+
+@only_pairs(PAIRS_WITH_PINNED_ARGS, "kube-apiserver args pinned for its newer version")
+def test_with_the_defaults_a_pair_that_serves_the_same_resources_has_nothing_to_proxy(
+    harness_factory, ansible_module, pair
+):
+    """Mixed, configured, and nothing only the newer server serves: the gate passes on the configuration and says
+    there was nothing to proxy, never 'MVP proved' over zero probes."""
+    harness = harness_factory(pair.servers(), config_hook=peer_ca_hook(ansible_module), pinned_args=False)
+    olds = set().union(*(local_gvrs(harness, n) for n in ("cp-1", "cp-2")))
+    new = local_gvrs(harness, "cp-3")
+    assert not listable(set(new) - olds, new), f"v{pair.new} serves something v{pair.old} does not: pin no args"
+    result = check(ansible_module, harness, mode="mixed")
+    assert result["passed"] and result["outcome"] == "nothing_to_proxy", result["msg"]
+    assert result["msg"].startswith(
+        f"no resource differs between v{pair.old} and v{pair.new}; configuration proved (hooks, peer TLS, discovery "
+        "merge); nothing to proxy"
+    ), result["msg"]
+    assert result["evidence"]["probes"] == []
+    assert result["evidence"]["probe_plan"] == {
+        "cp-1": {"peer_only": [], "probed": []},
+        "cp-2": {"peer_only": [], "probed": []},
+    }
+    harness.down()
 
 
 def test_endpoints_are_discovered_from_identity_leases(cluster, ansible_module):

@@ -84,6 +84,19 @@ def harness_trio() -> tuple[str, str, str]:
     return patch, old, new
 
 
+def apiserver_args(version: str) -> dict[str, str]:
+    """kube-apiserver extra args the harness gives every server of this version's minor
+    (K8S_HARNESS_APISERVER_ARGS_1_<minor>: space-separated name=value); empty when none are pinned."""
+    text = pins().get(f"K8S_HARNESS_APISERVER_ARGS_1_{minor(version)}", "")
+    args = {}
+    for item in text.split():
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise HarnessError(f"K8S_HARNESS_APISERVER_ARGS_1_{minor(version)}: {item!r} is not name=value")
+        args[name] = value
+    return args
+
+
 def minor(version: str) -> int:
     value = _version.minor(version)
     if value is None:
