@@ -57,7 +57,8 @@ def apiserver_endpoint(host_vars, port=6443):
     endpoint = {"name": name, "url": f"https://{address}:{host_vars.get('skewsafe_apiserver_port') or port}"}
     facts = host_vars.get("ansible_facts") or {}
     identity = {
-        "node_name": host_vars.get("skewsafe_node_name") or facts.get("nodename"),
+        # as the node_name lookup: the kubelet registers the host name lower-cased
+        "node_name": host_vars.get("skewsafe_node_name") or (facts.get("nodename") or "").lower() or None,
         "hostname": facts.get("nodename"),
         "advertise_address": host_vars.get("skewsafe_apiserver_advertise_address"),
     }

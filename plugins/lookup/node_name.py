@@ -10,7 +10,7 @@ version_added: 0.1.0
 short_description: The Kubernetes Node name of the current host
 description:
   - Returns O(ignore:skewsafe_node_name) when it is set (as a host, play, role or task variable), otherwise the
-    host's C(nodename) fact, which is the name kubeadm gives the Node by default.
+    host's C(nodename) fact in lower case, which is the name kubeadm gives the Node by default.
   - Every role of the collection names the host's Node this way.
   - Needs gathered facts (C(gather_subset=min) is enough) unless C(skewsafe_node_name) is set.
 options: {}
@@ -36,8 +36,9 @@ from ansible.plugins.lookup import LookupBase
 
 
 def node_name(node_name_var, facts):
-    """``skewsafe_node_name`` when set, else the ``nodename`` fact; None when neither is known."""
-    return node_name_var or (facts or {}).get("nodename") or None
+    """``skewsafe_node_name`` when set, else the ``nodename`` fact in lower case (kubeadm and the kubelet register
+    the host name lower-cased: cmd/kubeadm nodeutil.GetHostname); None when neither is known."""
+    return node_name_var or ((facts or {}).get("nodename") or "").lower() or None
 
 
 class LookupModule(LookupBase):

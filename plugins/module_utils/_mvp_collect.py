@@ -51,6 +51,18 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+def server_time(headers):
+    """The API server's clock from an answer's Date header (whole seconds), else the controller's: lease ages are
+    judged on the server that renews them, so a controller whose clock is off calls no healthy peer crashed."""
+    from email.utils import parsedate_to_datetime
+
+    value = (headers or {}).get("Date") or (headers or {}).get("date")
+    try:
+        return parsedate_to_datetime(value) if value else _now()
+    except (TypeError, ValueError):
+        return _now()
+
+
 def _parse_time(text):
     if not text:
         return None
@@ -146,7 +158,7 @@ class Collector:
         for url in endpoints:
             resp = self.client.get(url, LEASES_PATH)
             if resp.ok:
-                return parse_leases(resp.json())
+                return parse_leases(resp.json(), now=server_time(resp.headers))
             errors.append(f"{url}: {resp.error or resp.status}")
             kinds.add(classify_endpoint_error(resp.status, resp.error))
         # one kind for every endpoint names it (credentials, RBAC, DNS...); a mix stays "does not answer"

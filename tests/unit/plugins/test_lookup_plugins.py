@@ -29,3 +29,11 @@ def test_node_name_without_facts_says_so():
         lookup({"inventory_hostname": "cp-1"})
     with pytest.raises(AnsibleLookupError, match="no terms"):
         node_name.LookupModule().run(["x"], variables={})
+
+
+def test_the_node_name_is_the_host_name_as_the_kubelet_registers_it():
+    from ansible_collections.skewsafe.kubeadm.plugins.lookup.node_name import node_name
+
+    assert node_name(None, {"nodename": "CP-1.Example.COM"}) == "cp-1.example.com"
+    assert node_name("Given-As-Is", {"nodename": "x"}) == "Given-As-Is"
+    assert node_name(None, {}) is None

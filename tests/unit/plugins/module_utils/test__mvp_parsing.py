@@ -143,3 +143,18 @@ def test_manifest_flags(tmp_path):
     path.write_text("spec:\n  containers:\n  - command:\n    - kube-apiserver\n    - --peer-ca-file=/p\n    - --v=2\n")
     assert read_mvp_flags(str(path)) == {"path": str(path), "present": True, "flags": {"peer-ca-file": "/p"}}
     assert read_mvp_flags(str(tmp_path / "none"))["present"] is False
+
+
+def test_lease_ages_are_judged_on_the_api_servers_clock():
+    """A controller whose clock runs a minute fast must not call a lease renewed 5 s ago stale."""
+    import datetime
+
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import server_time
+
+    now = server_time({"Date": "Fri, 04 Dec 2026 12:00:05 GMT"})
+    assert now == datetime.datetime(2026, 12, 4, 12, 0, 5, tzinfo=datetime.timezone.utc)
+    doc = {"items": [{"metadata": {"name": "l"}, "spec": {"renewTime": "2026-12-04T12:00:00.000000Z"}}]}
+    (lease,) = parse_leases(doc, now=now)
+    assert lease["renew_age"] == 5.0
+    # no Date header: the controller's clock, the only one there is
+    assert abs((server_time({}) - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) < 5
