@@ -17,7 +17,8 @@ description:
     applies them over any kubeconfig); a kubeconfig whose selected context (E(K8S_AUTH_CONTEXT), else
     C(current-context)) points at a cluster with C(insecure-skip-tls-verify) or a server that is not C(https://);
     E(K8S_AUTH_HOST) or an O(endpoints) URL that is not C(https://); a kubeconfig that is missing, unreadable, not
-    YAML, writable by every user, or readable by every user while it holds a token, key or password."
+    YAML, or writable by every user (anyone could point the run at another server). A kubeconfig readable by every
+    user while it holds a token, key or password gets a warning."
   - The kubeconfig is O(kubeconfig) when given, else E(K8S_AUTH_KUBECONFIG); several files may be joined by C(:),
     and are read as the kubernetes client merges them (the first C(current-context), the first entry of each name).
     Relative paths are taken from O(working_dir).
@@ -96,6 +97,11 @@ server:
   returned: always
   type: str
   sample: https://10.0.0.10:6443
+warnings:
+  description: What is unsafe but not refused (a kubeconfig with a secret that every user can read).
+  returned: always
+  type: list
+  elements: str
 refusals:
   description: Each reason the credential is refused, naming the variable or file to change. Empty when it passes.
   returned: always

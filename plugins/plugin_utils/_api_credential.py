@@ -67,7 +67,7 @@ def resolve_paths(value, cwd):
 
 
 def load_file(path):
-    """The kubeconfig at ``path`` as a dict, and refusals about the file itself (mode)."""
+    """The kubeconfig at ``path`` as a dict, and refusals and warnings about the file itself (mode)."""
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -85,15 +85,16 @@ def load_file(path):
         document = {}
     if not isinstance(document, dict):
         raise KubeconfigError(f"kubeconfig {path} is not a kubeconfig (a YAML mapping)")
-    refusals = []
+    refusals, warnings = [], []
     if info.st_mode & stat.S_IWOTH:
+        # anyone could point the run at another server
         refusals.append(f"kubeconfig {path} is writable by every user (mode {info.st_mode & 0o777:o}): chmod o-w it.")
     if info.st_mode & stat.S_IROTH and _holds_secret(document):
-        refusals.append(
+        warnings.append(
             f"kubeconfig {path} holds a secret and is readable by every user (mode {info.st_mode & 0o777:o}): "
             "chmod 600 it."
         )
-    return document, refusals
+    return document, refusals, warnings
 
 
 def _holds_secret(document):
@@ -142,13 +143,13 @@ def context_refusals(merged, context_name, where):
 
 
 def assess(kubeconfig, env, cwd, endpoints=()):
-    """Facts about the credential the run would use, and every refusal, before any API call.
+    """Facts about the credential the run would use (``warnings`` among them), and every refusal, before any API call.
 
     ``kubeconfig`` is the run's ``skewsafe_kubeconfig`` (None: K8S_AUTH_KUBECONFIG, a K8S_AUTH_HOST token, or a
     credential the run mints itself); ``env`` the controller's environment; ``endpoints`` the API servers the MVP
     gate calls directly with the same credential.
     """
-    refusals = verify_refusals(env)
+    refusals, warnings = verify_refusals(env), []
     if env.get("K8S_AUTH_HOST"):
         # kubernetes.core puts it over any kubeconfig's server
         bad = https_refusal(env["K8S_AUTH_HOST"], "K8S_AUTH_HOST")
@@ -161,19 +162,27 @@ def assess(kubeconfig, env, cwd, endpoints=()):
     else:
         source = "environment" if env.get("K8S_AUTH_HOST") else "minted"
         value = where = None
-    facts = {"source": source, "kubeconfig": None, "context": None, "cluster": None, "server": env.get("K8S_AUTH_HOST")}
+    facts = {
+        "source": source,
+        "kubeconfig": None,
+        "context": None,
+        "cluster": None,
+        "server": env.get("K8S_AUTH_HOST"),
+        "warnings": warnings,
+    }
     if value is not None:
         paths = resolve_paths(value, cwd)
         facts["kubeconfig"] = os.pathsep.join(paths)
         documents = []
         for path in paths:
             try:
-                document, file_refusals = load_file(path)
+                document, file_refusals, file_warnings = load_file(path)
             except KubeconfigError as exc:
                 refusals.append(f"{where}: {exc}.")
                 continue
             documents.append(document)
             refusals.extend(file_refusals)
+            warnings.extend(file_warnings)
         if documents and len(documents) == len(paths):
             found, context = context_refusals(
                 merge(documents), env.get("K8S_AUTH_CONTEXT") or merge(documents)["current-context"], where
