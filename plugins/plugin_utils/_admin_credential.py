@@ -278,6 +278,18 @@ def process_start(pid):
         return ""
 
 
+def process_alive(pid, start):
+    """Whether process ``pid`` still runs and is the one that started at ``start`` (process_start), not a new
+    process that reuses its number."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return process_start(pid) == start
+
+
 def remove_when_gone(pid, paths):
     """Start a detached process that removes ``paths`` once process ``pid`` has ended; its pid."""
     if pid <= 1:

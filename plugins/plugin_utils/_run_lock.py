@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import subprocess
 import sys
 import time
@@ -247,19 +246,12 @@ lock.renew_while_alive(params)
 
 
 def renew_while_alive(params):
-    from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._admin_credential import process_start
+    from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._admin_credential import process_alive
 
-    pid, start = params["pid"], params["pid_start"]
     period = max(1.0, params["duration"] / 3.0)
 
     def alive():
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return process_start(pid) == start
+        return process_alive(params["pid"], params["pid_start"])
 
     while True:
         slept = 0.0

@@ -6,6 +6,7 @@ import datetime
 import json
 
 import pytest
+from conftest import FakeClock
 
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _run_lock as lock
 
@@ -92,20 +93,9 @@ class FakeStore:
         self.written.append((body, existing))
 
 
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 def test_a_holder_that_renews_while_watched_is_alive_and_stops_this_run():
     alive = [lease(OTHER, 10), lease(OTHER, 2)]  # renewTime moves: a live renewer
-    clock = Clock()
+    clock = FakeClock()
     with pytest.raises(lock.LockHeld):
         lock.acquire(FakeStore(alive), ME, 45, wait=60, sleep=clock.sleep, clock=clock)
     assert clock.now == 5.0  # one look after the first: no need to wait for the expiry
@@ -113,7 +103,7 @@ def test_a_holder_that_renews_while_watched_is_alive_and_stops_this_run():
 
 def test_a_holder_that_stopped_renewing_is_taken_over_when_it_expires():
     dead = lease(OTHER, 30, duration=45)  # the same Lease at every read: nobody renews it
-    store, clock = FakeStore([dead]), Clock()
+    store, clock = FakeStore([dead]), FakeClock()
     action, facts = lock.acquire(store, ME, 45, wait=60, sleep=clock.sleep, clock=clock)
     assert action == "take_over" and facts["waited"] == clock.now > 0
     body, existing = store.written[0]
