@@ -197,6 +197,29 @@ def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
     assert again.returncode == 0 and again.recap()[node]["changed"] == 0, again.tail()
 
 
+def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_file(lab):
+    """A node's own KubeletConfiguration carries a gate the target's kubelet no longer knows (from the table measured
+    on the real binaries): preflight stops before any change and names the node and the file. The kubelet is not
+    restarted meanwhile; the file is put back."""
+    from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._component_gates_table import REMOVED
+
+    new_minor, old_minor = int(NEW.split(".")[1]), int(OLD.split(".")[1])
+    removed = REMOVED["kube-controller-manager"]
+    gate = sorted(set(removed.get(new_minor, ())) - set(removed.get(old_minor, ())))[0]
+    node, config = WORKERS[0], "/var/lib/kubelet/config.yaml"
+    lab.node_exec(node, "cp", "-p", config, "/root/kubelet-config.yaml.e2e")
+    try:
+        lab.node_exec(node, "sh", "-c", f"printf 'featureGates:\\n  {gate}: true\\n' >>{config}")
+        run = lab.playbook("preflight", "-e", TARGET)
+        assert run.returncode != 0, run.tail()
+        expected = f"node {node}: {config}: feature-gates {gate}: kubelet 1.{new_minor} no longer knows this gate"
+        assert expected in run.output, run.tail()
+        assert "kubeadm upgrade node rewrites this file from them" in run.output, run.tail()
+        print(f"\npreflight with {gate} in {node}'s {config}: stopped in {run.seconds:.0f}s naming the node and file")
+    finally:
+        lab.node_exec(node, "cp", "-p", "/root/kubelet-config.yaml.e2e", config)
+
+
 def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
     # Health of every control plane, once a second, from here to the end of the upgrade.
     health["sampler"] = Sampler(lab_control_planes(), pki_from=CONTROL_PLANES[0]).start()
