@@ -35,8 +35,19 @@ def preflight_assessment(data):
     return _preflight.assess(data)
 
 
-def upgrade_report(nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None):
-    return _report.build(nodes, target, cluster_version, etcd_backup, started, finished)
+def upgrade_report(
+    nodes,
+    target,
+    cluster_version=None,
+    etcd_backup=None,
+    started=None,
+    finished=None,
+    hosts=None,
+    host_records=None,
+    check_mode=False,
+):
+    not_reached = _report.without_record(hosts or [], host_records or [], target)
+    return _report.build(nodes, target, cluster_version, etcd_backup, started, finished, not_reached, check_mode)
 
 
 def upgrade_report_markdown(report):

@@ -54,8 +54,35 @@ def run_order(rows):
     return sorted(out, key=lambda s: s["started"] or "")
 
 
-def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None):
-    """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict."""
+STATUSES = ("succeeded", "incomplete", "plan")
+
+
+def status(not_reached, check_mode):
+    """``plan`` in check mode (nothing was upgraded), ``incomplete`` while a host has no record for this target,
+    else ``succeeded``."""
+    if check_mode:
+        return "plan"
+    return "incomplete" if not_reached else "succeeded"
+
+
+def without_record(hosts, host_records, target):
+    """The hosts with no record for ``target`` in any of ``host_records`` (dicts host -> record: the control-plane
+    records, the worker records)."""
+    want = str(target).lstrip("v")
+    return [
+        host
+        for host in hosts
+        if not any(str((records.get(host) or {}).get("to", "")).lstrip("v") == want for records in host_records or [])
+    ]
+
+
+def build(
+    nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None, not_reached=(), check_mode=False
+):
+    """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict.
+
+    ``not_reached``: the inventory hosts without a record for this target (unreachable, failed before their step,
+    or left out): the report says so, never a finished upgrade."""
     rows, want = [], str(target).lstrip("v")
     for node in nodes or []:
         # A row for another target is a fact left by an earlier hop of the same run (upgrade_path.yml)
@@ -67,6 +94,8 @@ def build(nodes, target, cluster_version=None, etcd_backup=None, started=None, f
         rows.append(row)
     return {
         "target": target,
+        "status": status(not_reached, check_mode),
+        "not_reached": [] if check_mode else list(not_reached or []),
         "from": cluster_version,
         "started": started,
         "finished": finished,
@@ -103,6 +132,8 @@ def markdown(report):
     lines = [
         f"# kubeadm upgrade to v{str(report.get('target', '')).lstrip('v')}",
         "",
+        f"- status: {report.get('status', 'succeeded')}"
+        + (f" (no record for: {', '.join(report['not_reached'])})" if report.get("not_reached") else ""),
         f"- from: {report.get('from') or 'unknown'}",
         f"- started: {report.get('started') or '-'}, finished: {report.get('finished') or '-'}"
         + (f" ({report['seconds']} s)" if report.get("seconds") is not None else ""),

@@ -432,3 +432,19 @@ def test_a_gate_with_nothing_to_proxy_is_reported_as_such_never_as_probes_proxie
     assert "| mixed: proxying not probed (no listable resource differs; configuration proved), 3.0 s |" in text
     assert "| steady, 3.0 s |" in text
     assert "probes proxied" not in text and "MVP evidence" not in text
+
+
+def test_a_run_that_reached_no_host_is_incomplete_never_a_finished_upgrade():
+    from ansible_collections.skewsafe.kubeadm.plugins.filter.upgrade import upgrade_report
+
+    done = {"node": "w-1", "role": "worker", "from": "v1.36.5", "to": "v1.37.2", "action": "upgraded"}
+    none_reached = upgrade_report([], "1.37.2", hosts=["cp1", "w1"], host_records=[{}, {}])
+    assert none_reached["status"] == "incomplete" and none_reached["not_reached"] == ["cp1", "w1"]
+    assert "- status: incomplete (no record for: cp1, w1)" in markdown(none_reached)
+    # an earlier hop's record is no record of this target
+    old_hop = {**done, "to": "v1.36.5"}
+    half = upgrade_report([done], "1.37.2", hosts=["w1", "w2"], host_records=[{}, {"w1": done, "w2": old_hop}])
+    assert half["status"] == "incomplete" and half["not_reached"] == ["w2"]
+    full = upgrade_report([done], "1.37.2", hosts=["w1"], host_records=[{"w1": None}, {"w1": done}])
+    assert full["status"] == "succeeded" and full["not_reached"] == []
+    assert upgrade_report([], "1.37.2", hosts=["w1"], host_records=[], check_mode=True)["status"] == "plan"
