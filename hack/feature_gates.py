@@ -5,7 +5,8 @@
 
 Candidates are every gate any pinned version knows: the names its kube-apiserver, kube-controller-manager
 and kube-scheduler list in --help (alpha and beta only) and the featuregate.Feature constants in its Go
-sources (GA and deprecated ones included; both `featuregate.Feature = "X"` and `featuregate.Feature("X")`). Each candidate is passed to each component of each version as
+sources (GA and deprecated ones included; both `featuregate.Feature = "X"` and `featuregate.Feature("X")`).
+Each candidate is passed to each component of each version as
 `--feature-gates=<gate>=true` and `=false` with `--version` (flags are parsed and validated, nothing
 starts): "unrecognized feature gate" means the version no longer knows it (the component would not start),
 "locked to" means only the locked value is accepted. The table keeps only gates some older version accepted.

@@ -115,7 +115,7 @@ def format_args(extra) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--versions", help="comma-separated; default K8S_HARNESS_VERSIONS")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
