@@ -189,20 +189,22 @@ class LeaseStore:
 def acquire(store, who, duration, write=True, wait=0.0, sleep=time.sleep, clock=time.monotonic):
     """Take or renew the lock: ``(action, facts)``. A write that loses a race (409) reads again and decides again.
 
-    A lock another run holds is watched for up to ``wait`` seconds: if its holder renews it meanwhile, the holder is
-    alive and LockHeld names it at once; if it expires unrenewed (its run was killed or failed and its renewer
-    stopped with it), it is taken over. Without ``wait`` (or past it) LockHeld is raised.
+    A lock another run holds is watched for up to ``wait`` seconds: if its holder renews it twice meanwhile, the
+    holder is alive and LockHeld names it (once is not proof: a renewer may finish one renewal it had begun when its
+    run was killed); if it expires unrenewed (its run was killed or failed and its renewer stopped with it), it is
+    taken over. Without ``wait`` (or past it) LockHeld is raised.
     """
-    started, seen, conflicts = clock(), None, 0
+    started, renewals, conflicts = clock(), [], 0
     while True:
         lease, now = store.read()
         try:
             action, facts = decide(lease, who, now)
         except LockHeld:
             renewed = (lease.get("spec") or {}).get("renewTime")
-            if (seen is not None and renewed != seen) or clock() - started + 5 > wait:
+            if not renewals or renewals[-1] != renewed:
+                renewals.append(renewed)
+            if len(renewals) > 2 or clock() - started + 5 > wait:
                 raise
-            seen = renewed if seen is None else seen
             sleep(5)
             continue
         if not write:

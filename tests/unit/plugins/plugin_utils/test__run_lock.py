@@ -93,12 +93,21 @@ class FakeStore:
         self.written.append((body, existing))
 
 
-def test_a_holder_that_renews_while_watched_is_alive_and_stops_this_run():
-    alive = [lease(OTHER, 10), lease(OTHER, 2)]  # renewTime moves: a live renewer
+def test_a_holder_that_renews_twice_while_watched_is_alive_and_stops_this_run():
+    alive = [lease(OTHER, 10), lease(OTHER, 2), lease(OTHER, 1)]  # renewTime moves twice: a live renewer
     clock = FakeClock()
     with pytest.raises(lock.LockHeld):
         lock.acquire(FakeStore(alive), ME, 45, wait=60, sleep=clock.sleep, clock=clock)
-    assert clock.now == 5.0  # one look after the first: no need to wait for the expiry
+    assert clock.now == 10.0  # no need to wait for the expiry
+
+
+def test_one_last_renewal_after_the_holder_died_is_no_proof_it_lives():
+    """The renewer of a killed run may finish the renewal it had begun: then it stops, and the lock expires."""
+    last = lease(OTHER, 30, duration=45)
+    once_more = lease(OTHER, 0, duration=45)
+    store, clock = FakeStore([last, once_more]), FakeClock()
+    action, facts = lock.acquire(store, ME, 45, wait=70, sleep=clock.sleep, clock=clock)
+    assert action == "take_over" and facts["waited"] > 0
 
 
 def test_a_holder_that_stopped_renewing_is_taken_over_when_it_expires():
