@@ -168,6 +168,27 @@ def _kubelet_config_problems(text, target):
     ]
 
 
+def _drain_problems(drains, node_plans):
+    """A node whose kubelet is upgraded is drained: a Pod that would stop its drain (node_drain in check mode)."""
+    drained = {p["node"] for p in node_plans if not p["action"].startswith("skip")}
+    problems = []
+    for result in drains or []:
+        node = result.get("item") or result.get("name")
+        if node not in drained or not result.get("failed"):
+            continue
+        refused = result.get("refused") or []
+        if refused:
+            listed = "; ".join(f"{r.get('pod')} ({r.get('why')})" for r in refused)
+            problems.append(
+                f"node {node}: its drain would stop at {listed}. Give them a controller or delete them, or allow the"
+                " drain to evict them (node_upgrade_drain_force=true: Pods without a controller;"
+                " node_upgrade_drain_delete_emptydir_data=true: emptyDir data)"
+            )
+        else:
+            problems.append(f"node {node}: its drain cannot be planned: {result.get('msg')}")
+    return problems
+
+
 def assess(data):
     """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "order": [...], "mvp_proved"}``.
 
@@ -292,6 +313,8 @@ def assess(data):
     problems += _kubelet_config_problems(data.get("kubelet_config"), target)
     problems += _node_gate_problems(hosts, target)
     problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
+
+    problems += _drain_problems(data.get("drains"), node_plans)
 
     mvp = data.get("mvp") or {}
     mvp_proved = bool(mvp.get("passed"))

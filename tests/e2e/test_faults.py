@@ -261,7 +261,7 @@ def test_g_killed_in_the_first_control_plane_kubelet_before_its_restart(lab):
 def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
     after("g")
     run = lab.playbook(
-        "upgrade", "-e", TARGET, "-e", "node_upgrade_drain_retries=2", "-e", "node_upgrade_drain_retry_delay=5"
+        "upgrade", "-e", TARGET, "-e", "node_upgrade_drain_timeout=20", "-e", "node_upgrade_drain_retry_delay=5"
     )
     record("e: PDB never yields", run, rerun_of="g")
     assert run.returncode != 0, "the run went through a drain that cannot finish: " + run.tail()

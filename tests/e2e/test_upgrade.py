@@ -44,6 +44,30 @@ spec:
       - name: pause
         image: registry.k8s.io/pause:3.10.2
         imagePullPolicy: Never
+        # a slow readiness probe: a replica evicted from one worker is Ready elsewhere only after 10 s
+        # (`/pause -v` prints its version and exits 0)
+        readinessProbe:
+          exec: {command: [/pause, -v]}
+          initialDelaySeconds: 10
+          periodSeconds: 2
+---
+# A node agent with scratch data (as CSI node plugins, log and CNI agents): a drain must leave its Pod alone.
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: node-agent, namespace: default}
+spec:
+  selector: {matchLabels: {app: node-agent}}
+  template:
+    metadata: {labels: {app: node-agent}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: pause
+        image: registry.k8s.io/pause:3.10.2
+        imagePullPolicy: Never
+        volumeMounts: [{name: scratch, mountPath: /scratch}]
+      volumes: [{name: scratch, emptyDir: {}}]
 ---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -111,8 +135,20 @@ def test_workload_with_a_disruption_budget_is_running(lab, tmp_path):
     manifest.write_text(WORKLOAD)
     lab.kubectl("apply", "-f", str(manifest))
     lab.kubectl("rollout", "status", "deployment/steady", "--timeout=180s")
+    lab.kubectl("rollout", "status", "daemonset/node-agent", "--timeout=180s")
+    agents.update(_agent_pods(lab))
+    assert sorted(agents) == sorted(CONTROL_PLANES + WORKERS), agents
     watcher["ready"] = ReadyWatcher(lab).start()
     done["workload"] = True
+
+
+agents: dict[str, str] = {}
+
+
+def _agent_pods(lab) -> dict[str, str]:
+    """node -> uid of the node-agent DaemonSet's Pod there."""
+    pods = lab.json("get", "pods", "-l", "app=node-agent")["items"]
+    return {p["spec"]["nodeName"]: p["metadata"]["uid"] for p in pods}
 
 
 KEYRING = "/etc/apt/keyrings/kubernetes-apt-keyring.gpg"
@@ -199,8 +235,9 @@ def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
 
 def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_file(lab):
     """A node's own KubeletConfiguration carries a gate the target's kubelet no longer knows (from the table measured
-    on the real binaries): preflight stops before any change and names the node and the file. The kubelet is not
-    restarted meanwhile; the file is put back."""
+    on the real binaries), and a Pod without a controller runs on the other worker: preflight stops before any change
+    and names the node and the file, and the Pod that would stop that node's drain. The kubelet is not restarted
+    meanwhile; the file is put back and the Pod deleted."""
     from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._component_gates_table import REMOVED
 
     new_minor, old_minor = int(NEW.split(".")[1]), int(OLD.split(".")[1])
@@ -208,6 +245,13 @@ def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_fil
     gate = sorted(set(removed.get(new_minor, ())) - set(removed.get(old_minor, ())))[0]
     node, config = WORKERS[0], "/var/lib/kubelet/config.yaml"
     lab.node_exec(node, "cp", "-p", config, "/root/kubelet-config.yaml.e2e")
+    lab.kubectl(
+        "run",
+        "debug",
+        "--image=registry.k8s.io/pause:3.10.2",
+        "--image-pull-policy=Never",
+        f"--overrides={json.dumps({'spec': {'nodeName': WORKERS[1]}})}",
+    )
     try:
         lab.node_exec(node, "sh", "-c", f"printf 'featureGates:\\n  {gate}: true\\n' >>{config}")
         run = lab.playbook("preflight", "-e", TARGET)
@@ -215,9 +259,15 @@ def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_fil
         expected = f"node {node}: {config}: feature-gates {gate}: kubelet 1.{new_minor} no longer knows this gate"
         assert expected in run.output, run.tail()
         assert "kubeadm upgrade node rewrites this file from them" in run.output, run.tail()
-        print(f"\npreflight with {gate} in {node}'s {config}: stopped in {run.seconds:.0f}s naming the node and file")
+        bare = f"node {WORKERS[1]}: its drain would stop at default/debug (no controller: nothing would recreate it)"
+        assert bare in run.output, run.tail()
+        print(
+            f"\npreflight with {gate} in {node}'s {config} and a bare Pod on {WORKERS[1]}: stopped in"
+            f" {run.seconds:.0f}s naming the node and file, and the Pod"
+        )
     finally:
         lab.node_exec(node, "cp", "-p", "/root/kubelet-config.yaml.e2e", config)
+        lab.kubectl("delete", "pod", "debug", "--grace-period=0", "--force", "--wait=true", check=False)
 
 
 def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):
@@ -425,6 +475,20 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
     ], steps
     assert report["etcd_backup"]["sha256"]
     assert report["kept_cordoned"] == [operators], report["kept_cordoned"]
+    # Every drain left the DaemonSet's Pods alone, emptyDir and all (k8s_drain evicted them): the same Pods as before.
+    assert _agent_pods(lab) == agents, "a drain evicted a DaemonSet's Pod"
+    # After each worker's uncordon, the run waited until what its drain evicted was whole again (the steady
+    # Deployment's ReplicaSet, and its budget allowing a disruption) before it drained the next.
+    for w in WORKERS:
+        drained = by_node[w]["drain"]
+        assert any(p.startswith("default/steady-") for p in drained["evicted"]), (w, drained)
+        assert "PodDisruptionBudget/default/steady" in drained["waited_for"], (w, drained)
+        assert any(k.startswith("ReplicaSet/default/steady-") for k in drained["waited_for"]), (w, drained)
+        assert not any(p.startswith("default/node-agent-") for p in drained["evicted"]), (w, drained)
+        print(
+            f"\n{w}: evicted {len(drained['evicted'])} Pod(s), waited {drained['settle_seconds']} s for"
+            f" {', '.join(drained['waited_for'])}"
+        )
     lab.kubectl("uncordon", operators)
     markdown = sorted((lab.artifacts / "reports").glob("upgrade-*.md"))[-1].read_text()
     assert second in markdown and "## Order of the run" in markdown

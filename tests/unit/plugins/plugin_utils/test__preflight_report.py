@@ -448,3 +448,20 @@ def test_a_run_that_reached_no_host_is_incomplete_never_a_finished_upgrade():
     full = upgrade_report([done], "1.37.2", hosts=["w1"], host_records=[{"w1": None}, {"w1": done}])
     assert full["status"] == "succeeded" and full["not_reached"] == []
     assert upgrade_report([], "1.37.2", hosts=["w1"], host_records=[], check_mode=True)["status"] == "plan"
+
+
+def test_a_pod_that_would_stop_a_drain_is_named_for_nodes_that_are_drained(data):
+    refused = {"pod": "default/debug", "why": "no controller: nothing would recreate it"}
+    data["drains"] = [
+        {"item": "w-1", "failed": True, "refused": [refused], "msg": "the drain of w-1 would stop"},
+        {"item": "cp-2", "failed": True, "msg": "API request failed: Forbidden"},
+        {"item": "cp-1", "failed": False, "refused": []},
+    ]
+    problems = assess(data)["problems"]
+    assert [p.split(":")[0] for p in problems] == ["node w-1", "node cp-2"]
+    assert "default/debug (no controller: nothing would recreate it)" in problems[0]
+    assert "node_upgrade_drain_force=true" in problems[0]
+    assert "cannot be planned: API request failed: Forbidden" in problems[1]
+    # a node already at the target is not drained: what its drain would stop at does not matter
+    data["hosts"]["w-1"]["kubelet_version"] = "v1.37.2"
+    assert [p.split(":")[0] for p in assess(data)["problems"]] == ["node cp-2"]
