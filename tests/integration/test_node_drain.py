@@ -115,6 +115,22 @@ def test_evicts_as_kubectl_leaves_a_daemonsets_pod_with_emptydir_and_records_the
     pod(server, "csi-node-x", owner=agents, emptydir=True)  # the case kubernetes.core.k8s_drain evicts
     pod(server, "web-a", owner=web, emptydir=True)
     pod(server, "batch-a", owner=batch)
+    # web's budget, its status written as the disruption controller would: it allows one disruption
+    budgets = f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets"
+    budget = must(
+        server,
+        "POST",
+        budgets,
+        {"metadata": {"name": "web"}, "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web-a"}}}},
+    )
+    budget["status"] = {
+        "disruptionsAllowed": 1,
+        "currentHealthy": 2,
+        "desiredHealthy": 1,
+        "expectedPods": 2,
+        "observedGeneration": budget["metadata"]["generation"],
+    }
+    budget = must(server, "PUT", f"{budgets}/web/status", budget)
 
     planned = drain(ansible_module, server, check=True)
     assert not planned.get("failed"), planned
@@ -126,7 +142,11 @@ def test_evicts_as_kubectl_leaves_a_daemonsets_pod_with_emptydir_and_records_the
     assert done["changed"] and done["evicted"] == [f"{NS}/batch-a", f"{NS}/web-a"]
     assert done["left"] == [{"pod": f"{NS}/csi-node-x", "why": "DaemonSet csi-node"}]
     assert pods_on_node(server) == ["csi-node-x"]
-    assert sorted((w["name"], w["available_before"]) for w in done["workloads"]) == [("batch", False), ("web", True)]
+    assert sorted((w["kind"], w["name"], w["available_before"]) for w in done["workloads"]) == [
+        ("PodDisruptionBudget", "web", True),
+        ("ReplicaSet", "batch", False),
+        ("ReplicaSet", "web", True),
+    ]
 
     again = drain(ansible_module, server)
     assert not again.get("failed") and not again["changed"] and again["evicted"] == []
@@ -137,7 +157,18 @@ def test_evicts_as_kubectl_leaves_a_daemonsets_pod_with_emptydir_and_records_the
         {"kubeconfig": str(server.kubeconfig), "state": "settled", "workloads": done["workloads"], "timeout": 10},
     )
     assert not settled.get("failed"), settled
-    assert settled["settled"] == [f"ReplicaSet/{NS}/web"] and settled["not_waited"] == [f"ReplicaSet/{NS}/batch"]
+    assert settled["settled"] == [f"ReplicaSet/{NS}/web", f"PodDisruptionBudget/{NS}/web"]
+    assert settled["not_waited"] == [f"ReplicaSet/{NS}/batch"]
+
+    # A budget that allows no disruption (its replica not Ready elsewhere yet) is waited for, and named at the end.
+    budget = must(server, "GET", f"{budgets}/web")
+    budget["status"]["disruptionsAllowed"] = 0
+    must(server, "PUT", f"{budgets}/web/status", budget)
+    short = ansible_module(
+        "skewsafe.kubeadm.node_drain",
+        {"kubeconfig": str(server.kubeconfig), "state": "settled", "workloads": done["workloads"], "timeout": 4},
+    )
+    assert short.get("failed") and short["not_settled"] == [f"PodDisruptionBudget/{NS}/web"], short
 
 
 @only_pairs([LAB_PAIR], "the lab's versions (the Eviction API does not depend on them)")
