@@ -45,9 +45,21 @@ def upgrade_report(
     hosts=None,
     host_records=None,
     check_mode=False,
+    failures=None,
 ):
     not_reached = _report.without_record(hosts or [], host_records or [], target)
-    return _report.build(nodes, target, cluster_version, etcd_backup, started, finished, not_reached, check_mode)
+    return _report.build(
+        nodes,
+        target,
+        cluster_version,
+        etcd_backup,
+        started,
+        finished,
+        not_reached,
+        check_mode,
+        failures=failures or [],
+        hosts=hosts or [],
+    )
 
 
 def upgrade_report_markdown(report):

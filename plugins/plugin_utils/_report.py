@@ -54,15 +54,44 @@ def run_order(rows):
     return sorted(out, key=lambda s: s["started"] or "")
 
 
-STATUSES = ("succeeded", "incomplete", "plan")
+STATUSES = ("succeeded", "failed", "incomplete", "plan")
 
 
-def status(not_reached, check_mode):
-    """``plan`` in check mode (nothing was upgraded), ``incomplete`` while a host has no record for this target,
-    else ``succeeded``."""
+def status(not_reached, check_mode, failures=()):
+    """``plan`` in check mode (nothing was upgraded), ``failed`` when a host's step failed, ``incomplete`` while a
+    host has no record for this target, else ``succeeded``."""
     if check_mode:
         return "plan"
+    if failures:
+        return "failed"
     return "incomplete" if not_reached else "succeeded"
+
+
+def failures_for(failures, target):
+    """The failure records (``{host, step, msg, ...}``, the fact ``skewsafe_run_failure`` of each host) of this
+    target: a record of another target is an earlier hop's (upgrade_path.yml), which the run went past."""
+    want = str(target).lstrip("v")
+    return [f for f in failures or [] if f and str(f.get("target", want)).lstrip("v") == want]
+
+
+def host_outcomes(hosts, rows, failures, not_reached):
+    """Every inventory host with what happened to it: ``upgraded``, ``skipped`` (with why), ``failed`` (at which
+    step, with the message) or ``not reached`` (unreachable, stopped before its step, left out by --limit or --tags)."""
+    by_node = {r.get("host") or r.get("node"): r for r in rows}
+    failed = {f.get("host"): f for f in failures}
+    out = []
+    for host in hosts or []:
+        if host in failed:
+            f = failed[host]
+            out.append({"host": host, "outcome": "failed", "step": f.get("step"), "msg": f.get("msg")})
+        elif host in by_node or any(r.get("node") == host for r in rows):
+            row = by_node.get(host) or next(r for r in rows if r.get("node") == host)
+            action = str(row.get("action") or "")
+            outcome = "skipped" if action.startswith("skipped") else "upgraded"
+            out.append({"host": host, "outcome": outcome, "detail": action})
+        else:
+            out.append({"host": host, "outcome": "not reached" if host in not_reached else "no record"})
+    return out
 
 
 def without_record(hosts, host_records, target):
@@ -77,12 +106,23 @@ def without_record(hosts, host_records, target):
 
 
 def build(
-    nodes, target, cluster_version=None, etcd_backup=None, started=None, finished=None, not_reached=(), check_mode=False
+    nodes,
+    target,
+    cluster_version=None,
+    etcd_backup=None,
+    started=None,
+    finished=None,
+    not_reached=(),
+    check_mode=False,
+    failures=(),
+    hosts=(),
 ):
     """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict.
 
     ``not_reached``: the inventory hosts without a record for this target (unreachable, failed before their step,
-    or left out): the report says so, never a finished upgrade."""
+    or left out): the report says so, never a finished upgrade. ``failures``: the failure records of the run's hosts
+    (status ``failed``); a failed host is listed as failed, not as not reached. ``hosts``: every inventory host, in
+    order, for the per-host outcome list."""
     rows, want = [], str(target).lstrip("v")
     for node in nodes or []:
         # A row for another target is a fact left by an earlier hop of the same run (upgrade_path.yml)
@@ -92,10 +132,15 @@ def build(
         row = dict(node)
         row["seconds"] = _seconds(node.get("started"), node.get("finished"))
         rows.append(row)
+    failures = failures_for(failures, target)
+    failed_hosts = {f.get("host") for f in failures}
+    not_reached = [] if check_mode else [h for h in not_reached or [] if h not in failed_hosts]
     return {
         "target": target,
-        "status": status(not_reached, check_mode),
-        "not_reached": [] if check_mode else list(not_reached or []),
+        "status": status(not_reached, check_mode, failures),
+        "not_reached": not_reached,
+        "failed": [{"host": f.get("host"), "step": f.get("step"), "msg": f.get("msg")} for f in failures],
+        "hosts": [] if check_mode else host_outcomes(hosts or [], rows, failures, not_reached),
         "from": cluster_version,
         "started": started,
         "finished": finished,
@@ -134,6 +179,7 @@ def markdown(report):
         "",
         f"- status: {report.get('status', 'succeeded')}"
         + (f" (no record for: {', '.join(report['not_reached'])})" if report.get("not_reached") else ""),
+        *(f"- failed: {f.get('host')} at '{f.get('step')}': {f.get('msg')}" for f in report.get("failed") or []),
         f"- from: {report.get('from') or 'unknown'}",
         f"- started: {report.get('started') or '-'}, finished: {report.get('finished') or '-'}"
         + (f" ({report['seconds']} s)" if report.get("seconds") is not None else ""),

@@ -275,6 +275,20 @@ def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
     node = lab.nodes()[BLOCKED]
     assert not node["spec"].get("unschedulable"), f"{BLOCKED} left cordoned although its kubelet was not touched"
     assert CORDON_MARK not in node["metadata"].get("annotations", {}), node["metadata"]
+    # ansible-playbook ended the run at the failed worker's batch, before the report play: the failure path wrote it,
+    # with every host and what happened to it.
+    reports = sorted((lab.artifacts / "reports").glob("upgrade-*.json"))
+    assert reports, f"the failed run wrote no report in {lab.artifacts / 'reports'}"
+    report = json.loads(reports[-1].read_text())
+    assert report["status"] == "failed", report["status"]
+    assert [f["host"] for f in report["failed"]] == [BLOCKED], report["failed"]
+    assert "Drain" in report["failed"][0]["step"] and "default/pinned" in report["failed"][0]["msg"], report["failed"]
+    outcomes = {h["host"]: h["outcome"] for h in report["hosts"]}
+    assert sorted(outcomes) == sorted(CONTROL_PLANES + WORKERS), outcomes
+    assert (outcomes[BLOCKED], outcomes[OPERATORS]) == ("failed", "not reached"), outcomes
+    assert all(outcomes[cp] in ("upgraded", "skipped") for cp in CONTROL_PLANES), outcomes
+    assert "- status: failed" in reports[-1].with_suffix(".md").read_text()
+    print(f"\n(e) report of the failed run: {reports[-1].name}: {json.dumps(report['failed'])}; hosts {outcomes}")
     lab.kubectl("patch", "pdb", "pinned", "--type", "merge", "-p", '{"spec": {"minAvailable": 0}}')
     done["e"] = True
 

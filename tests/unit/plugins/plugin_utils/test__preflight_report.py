@@ -465,3 +465,36 @@ def test_a_pod_that_would_stop_a_drain_is_named_for_nodes_that_are_drained(data)
     # a node already at the target is not drained: what its drain would stop at does not matter
     data["hosts"]["w-1"]["kubelet_version"] = "v1.37.2"
     assert [p.split(":")[0] for p in assess(data)["problems"]] == ["node cp-2"]
+
+
+def test_a_failed_step_makes_a_failed_report_with_every_host_and_what_happened_to_it():
+    from ansible_collections.skewsafe.kubeadm.plugins.filter.upgrade import upgrade_report
+
+    done = {"node": "cp1", "role": "first control plane", "to": "v1.37.2", "action": "upgraded"}
+    skipped = {"node": "w1", "role": "worker", "to": "v1.37.2", "action": "skipped (already at target)"}
+    failure = {"host": "w2", "step": "Node upgrade | Drain w2", "msg": "the drain of w2 ran out", "target": "1.37.2"}
+    earlier_hop = {"host": "w3", "step": "x", "msg": "an earlier hop's failure", "target": "1.36.5"}
+    report = upgrade_report(
+        [done, skipped],
+        "1.37.2",
+        hosts=["cp1", "w1", "w2", "w3"],
+        host_records=[{"cp1": done}, {"w1": skipped}],
+        failures=[failure, earlier_hop],
+    )
+    assert report["status"] == "failed"
+    assert report["failed"] == [{"host": "w2", "step": "Node upgrade | Drain w2", "msg": "the drain of w2 ran out"}]
+    assert report["not_reached"] == ["w3"]  # the failed host is failed, not "not reached"
+    assert [(h["host"], h["outcome"]) for h in report["hosts"]] == [
+        ("cp1", "upgraded"),
+        ("w1", "skipped"),
+        ("w2", "failed"),
+        ("w3", "not reached"),
+    ]
+    text = markdown(report)
+    assert "- status: failed" in text
+    assert "- failed: w2 at 'Node upgrade | Drain w2': the drain of w2 ran out" in text
+    # a failure of an earlier hop alone does not fail this one
+    assert (
+        upgrade_report([done], "1.37.2", hosts=["cp1"], host_records=[{"cp1": done}], failures=[earlier_hop])["status"]
+        == "succeeded"
+    )
