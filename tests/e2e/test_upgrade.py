@@ -30,6 +30,11 @@ MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
 TARGET = f"skewsafe_kubernetes_version={NEW}"
 
 WORKLOAD = """
+apiVersion: v1
+kind: Secret
+metadata: {name: canary, namespace: default}
+stringData: {value: skewsafe-secret-canary}
+---
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: steady, namespace: default}
@@ -50,6 +55,11 @@ spec:
           exec: {command: [/pause, -v]}
           initialDelaySeconds: 10
           periodSeconds: 2
+        # values no output of the run may carry (the final rerun runs with -vvv)
+        env:
+        - {name: LITERAL, value: skewsafe-literal-canary}
+        - name: FROM_SECRET
+          valueFrom: {secretKeyRef: {name: canary, key: value}}
 ---
 # A node agent with scratch data (as CSI node plugins, log and CNI agents): a drain must leave its Pod alone.
 apiVersion: apps/v1
@@ -435,9 +445,13 @@ def test_rerun_resumes_and_a_killed_run_converges(lab):
         "a control-plane drain started before every control plane's components passed the gate"
     )
 
-    run = lab.playbook("upgrade", "-e", TARGET, "-e", BALANCER)
+    # -vvv: every task's arguments and results; the drains evict Pods whose environment holds the canaries
+    run = lab.playbook("upgrade", "-e", TARGET, "-e", BALANCER, "-vvv")
     print(f"\nfinal upgrade run {OLD} -> {NEW}: {run.seconds:.0f}s (killed run {killed.seconds:.0f}s)")
     assert run.returncode == 0, run.tail()
+    for canary in ("skewsafe-literal-canary", "skewsafe-secret-canary"):
+        assert canary not in run.output, f"{canary} is in the -vvv output of the run"
+        assert canary not in killed.output, f"{canary} is in the output of the killed run"
     # Only the kubelets left were restarted, each out of the balancer; every server is back, the first one too.
     assert sorted(set(ran_on(run.output, TAKE_OUT))) == sorted(CONTROL_PLANES[1:]), run.tail()
     assert balancer_states(lab) == dict.fromkeys(CONTROL_PLANES, "UP"), balancer_states(lab)
