@@ -1,13 +1,13 @@
 # Copyright (c) skewsafe.kubeadm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The resume decision and drain blocker filters (documented in upgrade_left_to_do.yml and drain_blockers.yml beside)."""
+"""The resume decision filter (documented in upgrade_left_to_do.yml beside)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drain, _resume
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _resume
 
 
 def upgrade_left_to_do(observed):
@@ -17,10 +17,6 @@ def upgrade_left_to_do(observed):
         raise AnsibleFilterError(f"upgrade_left_to_do: {exc}") from exc
 
 
-def drain_blockers(pods, pdbs):
-    return _drain.blockers(pods, pdbs)
-
-
 class FilterModule:
     def filters(self):
-        return {"upgrade_left_to_do": upgrade_left_to_do, "drain_blockers": drain_blockers}
+        return {"upgrade_left_to_do": upgrade_left_to_do}
