@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import (
     FEATURE_GATES_ARG,
     ExtraArgsError,
@@ -189,6 +191,74 @@ def _drain_problems(drains, node_plans):
     return problems
 
 
+def _member_host(url):
+    host = str(url).split("://", 1)[-1].rsplit(":", 1)[0]
+    return host.strip("[]")
+
+
+def _internal_ips(node):
+    return {
+        a.get("address")
+        for a in ((node or {}).get("status") or {}).get("addresses") or []
+        if a.get("type") == "InternalIP"
+    }
+
+
+def etcd_member_problems(hosts, by_node):
+    """kubeadm's stacked etcd against the control planes: one voting member per control plane, named after its node
+    and advertised on that node's address, and no restart of one member losing quorum (each node step restarts one).
+
+    ``hosts``: host -> facts (``role``, ``node_name``, ``etcd``, ``etcd_members``: the ``etcdctl member list -w
+    json`` result of that control plane); ``by_node``: node name -> Node object.
+    """
+    stacked = {h: f for h, f in hosts.items() if f.get("role") != "worker" and f.get("etcd") == "stacked"}
+    if not stacked:
+        return []
+    listed, errors = None, []
+    for host, facts in stacked.items():
+        got = facts.get("etcd_members") or {}
+        try:
+            listed = json.loads(got.get("stdout") or "")["members"]
+            break
+        except (ValueError, KeyError, TypeError):
+            errors.append(f"{host}: {(got.get('stderr') or got.get('stdout') or 'no answer').strip()[:200]}")
+    if listed is None:
+        return [f"etcd: no control plane could list the etcd members ({'; '.join(errors)})"]
+    nodes = {(f.get("node_name") or h): f for h, f in stacked.items()}
+    problems = []
+    for member in listed:
+        name, peers = member.get("name") or "", member.get("peerURLs") or []
+        label = f"etcd member {name or '(not started)'} ({', '.join(peers) or 'no peer URL'})"
+        if member.get("isLearner"):
+            problems.append(f"{label}: a learner; promote it (etcdctl member promote) or remove it before the upgrade")
+        elif name not in nodes:
+            problems.append(
+                f"{label}: no control plane of the inventory has this node name; remove the stale member"
+                " (etcdctl member remove) or add its host to the control-plane group"
+            )
+        elif peers and by_node.get(name) and not {_member_host(u) for u in peers} & _internal_ips(by_node[name]):
+            problems.append(
+                f"{label}: its peer URL is not on an InternalIP of Node {name}"
+                f" ({', '.join(sorted(_internal_ips(by_node[name])))}); fix the member's peer URL"
+            )
+    names = {m.get("name") for m in listed}
+    problems += [
+        f"etcd: control plane {node} has no etcd member; kubeadm upgrade expects one per control plane"
+        for node in sorted(nodes)
+        if node not in names
+    ]
+    voters = [m for m in listed if not m.get("isLearner")]
+    healthy = [m for m in voters if m.get("name") in nodes]
+    quorum = len(voters) // 2 + 1
+    if len(voters) > 1 and len(healthy) - 1 < quorum:
+        problems.append(
+            f"etcd: {len(voters)} voting members, {len(healthy)} of them control planes of the inventory: restarting"
+            f" one (every node step does) leaves {len(healthy) - 1}, below the quorum of {quorum}; remove the stale"
+            " members or add control planes to an odd count first"
+        )
+    return problems
+
+
 def assess(data):
     """Return ``{"problems": [...], "cluster_version", "steps", "plan": [...], "order": [...], "mvp_proved"}``.
 
@@ -315,6 +385,7 @@ def assess(data):
     problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
 
     problems += _drain_problems(data.get("drains"), node_plans)
+    problems += etcd_member_problems(hosts, by_node)
 
     mvp = data.get("mvp") or {}
     mvp_proved = bool(mvp.get("passed"))
