@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 
 import pytest
 import yaml
@@ -44,6 +46,7 @@ FIRST, SECOND, THIRD = CONTROL_PLANES
 PEER_CA_FLAG = "--peer-ca-file=/etc/kubernetes/pki/ca.crt"
 BLOCKED, OPERATORS = WORKERS[0], WORKERS[1]  # upgraded in this order (serial 1)
 SLOW_GRACE_S = 60
+LOCK_LEASE = "skewsafe-kubeadm-upgrade"
 
 WORKLOAD = f"""
 apiVersion: apps/v1
@@ -192,8 +195,33 @@ def test_a_killed_during_kubeadm_upgrade_apply(lab):
             seen["first_rerendered_at_old"] = True
         return version == f"v{NEW}"
 
+    # A second run (another operator, a second AWX job) started seconds after this one took the lock: it must stop
+    # before any change and name the first. It skips its preflight so that it reaches the lock at once.
+    second: dict = {}
+
+    def start_a_second_run_once_locked():
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline and not second.get("started"):
+            held = lab.kubectl("-n", "kube-system", "get", "lease", LOCK_LEASE, check=False)
+            if held.returncode == 0:
+                second["started"] = time.monotonic()
+                second["run"] = lab.playbook("upgrade", "-e", TARGET, "--skip-tags", "preflight")
+                return
+            time.sleep(1)
+
+    rival = threading.Thread(target=start_a_second_run_once_locked, daemon=True)
+    rival.start()
     run = lab.playbook("upgrade", "-e", TARGET, kill_state=apiserver_manifest_changed)
+    rival.join(timeout=600)
     assert run.killed, "the run ended before the kube-apiserver manifest changed: " + run.tail()
+    assert "run" in second, "the second run never started (the first run's lock Lease never appeared)"
+    rival_run = second["run"]
+    record("a': a second run while the first holds the lock", rival_run)
+    assert rival_run.returncode != 0 and not rival_run.killed, rival_run.tail()
+    assert "another run holds this cluster's upgrade lock" in rival_run.output, rival_run.tail()
+    assert "playbook upgrade, started" in rival_run.output, rival_run.tail()
+    # stopped in the lock play, before the snapshot and MVP (the first changes of a run)
+    assert "Enable MVP |" not in rival_run.output and "Etcd backup | Snapshot" not in rival_run.output, rival_run.tail()
     # The controller is gone; so is kubeadm on the node (a cancelled job whose SSH session dies with it).
     lab.node_exec(FIRST, "pkill", "-KILL", "-x", "kubeadm", check=False)
     left = manifest_versions(lab, FIRST)
@@ -221,6 +249,8 @@ def test_b_killed_between_kubeadm_upgrade_node_and_the_kubelet(lab):
 
     run = lab.playbook("upgrade", "-e", TARGET, kill_state=upgrade_node_done)
     assert run.killed, f"the run ended before {SECOND}'s kubeadm upgrade node: " + run.tail()
+    # (a)'s killed run never gave its lock up: this run took it over once it had expired, and said so.
+    assert "Took over the upgrade lock of" in run.output, run.tail()
     # The rerun finished the half-done apply on the first control plane, cluster-wide parts included.
     assert manifest_versions(lab, FIRST) == dict.fromkeys(COMPONENTS, f"v{NEW}")
     assert cluster_version(lab) == f"v{NEW}"
