@@ -157,6 +157,11 @@ tier_ansible_lint() {
   set -e
   cd "$repo"
   in_venv ansible-lint --offline --profile production
+  # the README's playbook and task examples, as a user would copy them
+  local examples="$work/readme-examples"
+  rm -rf "$examples"
+  in_venv python hack/readme_examples.py "$examples"
+  (cd "$examples" && in_venv ansible-lint --offline --profile production "$examples")
 }
 
 tier_sanity() {
