@@ -15,6 +15,8 @@ apply renders its flag.
     plane's components come before any kubelet, so the first control plane's kubelet is still old too);
 (g) the first control-plane kubelet (the first control plane's, once every control plane's components run the
     target) after its packages and before its restart;
+(h) the second control plane's new kubelet refuses to start (a gate it no longer knows, added after preflight):
+    the previous kubelet is installed and started again, its etcd member and kube-apiserver run again;
 (e) a worker whose PodDisruptionBudget never yields: the run stops before that node's kubelet is
     touched, names the PDB, and the node is schedulable again; relaxed, the rerun goes on;
 (c) a worker after its packages were upgraded and before its kubelet restarted;
@@ -26,6 +28,7 @@ After the last rerun everything is at the target and nothing was lost.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import threading
 import time
@@ -288,8 +291,69 @@ def test_g_killed_in_the_first_control_plane_kubelet_before_its_restart(lab):
     done["g"] = True
 
 
-def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
+def test_h_a_new_kubelet_that_refuses_to_start_is_replaced_by_the_previous_one(lab):
+    """A gate the new kubelet no longer knows appears in the operator's /etc/default/kubelet after preflight (the old
+    kubelet accepts it): the new kubelet exits, the node's etcd member and kube-apiserver were stopped for it. The
+    failure path installs and starts the previous kubelet, waits until every static Pod runs, uncordons the node, and
+    the run stops naming the kubelet's own error."""
+    from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._component_gates_table import LOCKED, REMOVED
+
     after("g")
+    new_minor, old_minor = int(NEW.split(".")[1]), int(OLD.split(".")[1])
+    removed = REMOVED["kube-controller-manager"]
+    gate = sorted(set(removed.get(new_minor, ())) - set(removed.get(old_minor, ())))[0]
+    value = str(LOCKED["kube-controller-manager"].get(old_minor, {}).get(gate, True)).lower()
+    defaults = lab.node_exec(SECOND, "cat", "/etc/default/kubelet")
+    injected = {"at": None}
+
+    def inject_when_cordoned():
+        # SECOND's turn: it is cordoned for its kubelet step (after preflight, before its packages)
+        if injected["at"] is None and lab.nodes()[SECOND]["spec"].get("unschedulable"):
+            lab.node_exec(
+                SECOND, "sh", "-c", f"echo 'KUBELET_EXTRA_ARGS=--feature-gates={gate}={value}' >/etc/default/kubelet"
+            )
+            injected["at"] = time.monotonic()
+        return False
+
+    try:
+        run = lab.playbook(
+            "upgrade", "-e", TARGET, "-e", "node_upgrade_ready_timeout=60", kill_state=inject_when_cordoned
+        )
+    finally:
+        lab.node_exec(SECOND, "sh", "-c", f"printf '%s\\n' {shlex.quote(defaults.rstrip())} >/etc/default/kubelet")
+    record("h: the new kubelet refuses to start", run, rerun_of="g", gate=gate)
+    assert injected["at"], f"{SECOND} was never cordoned: " + run.tail()
+    assert run.returncode != 0, run.tail()
+    assert "did not come up" in run.output and "unrecognized feature gate" in run.output, run.tail()
+    assert node_kubelet(lab, FIRST) == f"v{NEW}", "the first control plane's kubelet (killed in g) was not finished"
+    # The second control plane runs the kubelet it ran before, with every static Pod, and is schedulable.
+    assert node_kubelet(lab, SECOND) == f"v{OLD}" and package_version(lab, SECOND).startswith(OLD)
+    node = lab.nodes()[SECOND]
+    assert not node["spec"].get("unschedulable") and CORDON_MARK not in node["metadata"].get("annotations", {}), node
+    for component in ("etcd", "kube-apiserver"):
+        running = lab.node_exec(SECOND, "crictl", "ps", "--name", f"^{component}$", "--state", "running", "--quiet")
+        assert running.strip(), f"{component} is not running on {SECOND}"
+    health = lab.node_exec(
+        FIRST,
+        "sh",
+        "-c",
+        "crictl exec $(crictl ps --name '^etcd$' --state running --quiet | head -n1) etcdctl"
+        " --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt"
+        " --cert=/etc/kubernetes/pki/etcd/healthcheck-client.crt --key=/etc/kubernetes/pki/etcd/healthcheck-client.key"
+        " endpoint health --cluster -w json",
+    )
+    members = json.loads(health)
+    assert len(members) == 3 and all(m["health"] for m in members), members
+    reports = sorted((lab.artifacts / "reports").glob("upgrade-*.json"))
+    report = json.loads(reports[-1].read_text())
+    assert report["status"] == "failed" and [f["host"] for f in report["failed"]] == [SECOND], report["failed"]
+    assert "did not come up" in report["failed"][0]["msg"], report["failed"]
+    print(f"\n(h) {gate}={value} in {SECOND}'s /etc/default/kubelet: {report['failed'][0]['msg']}")
+    done["h"] = True
+
+
+def test_e_a_budget_that_never_yields_stops_before_the_kubelet(lab):
+    after("h")
     run = lab.playbook(
         "upgrade", "-e", TARGET, "-e", "node_upgrade_drain_timeout=20", "-e", "node_upgrade_drain_retry_delay=5"
     )
