@@ -11,11 +11,9 @@ import datetime
 import json
 import os
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _admin_credential as cred
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._action import ActionFailure, NodeAction
 
 
 def argument_spec():
@@ -38,10 +36,10 @@ def now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+class ActionModule(NodeAction):
+    @staticmethod
+    def argument_spec():
+        return argument_spec()
 
     @contextlib.contextmanager
     def _on_the_node(self):
@@ -56,11 +54,11 @@ class ActionModule(ActionBase):
 
     def _node(self, module, args, task_vars, what):
         with self._on_the_node():
-            got = self._execute_module(module_name=module, module_args=args, task_vars=task_vars)
+            got = self.remote(module, args, task_vars)
         if got.get("failed") or got.get("rc", 0) != 0:
             # stderr and msg only: stdout may hold the key
             detail = (got.get("stderr") or got.get("msg") or "").strip()
-            raise AnsibleActionFail(f"admin_credential: {what} failed on {self._host_name(task_vars)}: {detail}")
+            raise ActionFailure(f"admin_credential: {what} failed on {self._host_name(task_vars)}: {detail}")
         return got
 
     def _host_name(self, task_vars):
@@ -80,14 +78,14 @@ class ActionModule(ActionBase):
             cluster_name, server = cred.current_cluster(json.loads(view["stdout"]))
             endpoint = cred.control_plane_endpoint(server)
         except (ValueError, cred.CredentialError) as exc:
-            raise AnsibleActionFail(f"admin_credential: {params['admin_kubeconfig']}: {exc}") from exc
+            raise ActionFailure(f"admin_credential: {params['admin_kubeconfig']}: {exc}") from exc
         manifest = self._node(
             "ansible.builtin.slurp", {"src": params["manifest"]}, task_vars, f"reading {params['manifest']}"
         )
         try:
             command = _manifest.summary(_manifest.decode(manifest["content"]))["command"]
         except _manifest.ManifestError as exc:
-            raise AnsibleActionFail(f"admin_credential: {params['manifest']} is {exc}") from exc
+            raise ActionFailure(f"admin_credential: {params['manifest']} is {exc}") from exc
         certs_dir = cred.certificates_dir(_manifest.command_flags(command))
         version = self._node(
             "ansible.builtin.command",
@@ -107,14 +105,12 @@ class ActionModule(ActionBase):
         )
         return minted["stdout"], server
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
+    def act(self, params, task_vars):
+        result = {}
         try:
             validity = cred.parse_duration(params["validity"])
         except cred.CredentialError as exc:
-            raise AnsibleActionFail(f"admin_credential: validity {exc}") from exc
+            raise ActionFailure(f"admin_credential: validity {exc}") from exc
         run_id = os.getppid()  # the ansible-playbook process: one credential per run, never another run's
         paths = cred.run_paths(params["dest"], params["name"], run_id)
         result.update(paths)
@@ -125,7 +121,7 @@ class ActionModule(ActionBase):
         try:
             cred.ensure_private_dir(params["dest"])
         except (OSError, cred.CredentialError) as exc:
-            raise AnsibleActionFail(f"admin_credential: {exc}") from exc
+            raise ActionFailure(f"admin_credential: {exc}") from exc
         started = now()
         result["pruned"] = cred.prune_expired(params["dest"], started)
         facts = cred.reusable(paths, params["client_name"], params["groups"], cred.renew_margin(validity), started)
@@ -141,9 +137,9 @@ class ActionModule(ActionBase):
                 )
                 facts = cred.certificate_facts(cert)
             except (cred.CredentialError, ValueError) as exc:
-                raise AnsibleActionFail(f"admin_credential: {exc}") from exc
+                raise ActionFailure(f"admin_credential: {exc}") from exc
             if named != server:
-                raise AnsibleActionFail(f"admin_credential: kubeadm named the server {named}, admin.conf {server}")
+                raise ActionFailure(f"admin_credential: kubeadm named the server {named}, admin.conf {server}")
             cred.write_private(paths["client_key"], key)
             cred.write_private(paths["client_certificate"], cert)
             cred.write_private(paths["kubeconfig"], kubeconfig)

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import time
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import control_plane_node_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_manifests as node_manifests
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._action import ActionFailure, NodeAction
 
 display = Display()
 
@@ -35,26 +34,23 @@ def argument_spec():
     return spec
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
-
-    def _remote(self, name, args, task_vars):
-        return self._execute_module(module_name=name, module_args=args, task_vars=task_vars)
+class ActionModule(NodeAction):
+    @staticmethod
+    def argument_spec():
+        return argument_spec()
 
     def _read_manifests(self, params, task_vars):
         try:
             return node_manifests.read(
-                lambda name, args: self._remote(name, args, task_vars), params["manifests_dir"], health.COMPONENTS
+                lambda name, args: self.remote(name, args, task_vars), params["manifests_dir"], health.COMPONENTS
             )
         except node_manifests.NodeManifestError as exc:
-            raise AnsibleActionFail(str(exc)) from exc
+            raise ActionFailure(str(exc)) from exc
 
     def _readyz(self, url, params, task_vars):
         if not url:
             return {"url": None, "status": None, "msg": "no --advertise-address in the manifest"}
-        got = self._remote(
+        got = self.remote(
             "ansible.builtin.uri",
             {"url": f"{url}/readyz", "ca_path": params["ca_file"], "timeout": params["request_timeout"]},
             task_vars,
@@ -72,7 +68,7 @@ class ActionModule(ActionBase):
                 f"--cert={ETCD_PKI}/healthcheck-client.crt --key={ETCD_PKI}/healthcheck-client.key "
                 f"--dial-timeout=3s --command-timeout={timeout}s endpoint health --cluster -w json"
             )
-            got = self._remote("ansible.builtin.command", {"argv": ["sh", "-c", script]}, task_vars)
+            got = self.remote("ansible.builtin.command", {"argv": ["sh", "-c", script]}, task_vars)
             members = health.parse_etcdctl_health(got.get("stdout"))
             if members is None or (got.get("rc") == 3 and not members):
                 return {"mode": mode, "members": [], "error": (got.get("stderr") or got.get("msg") or "").strip()}
@@ -82,7 +78,7 @@ class ActionModule(ActionBase):
             return {"mode": mode, "members": [], "error": "kube-apiserver names no --etcd-servers"}
         members = []
         for server in client["servers"]:
-            got = self._remote(
+            got = self.remote(
                 "ansible.builtin.uri",
                 {
                     "url": f"{server.rstrip('/')}/health",
@@ -110,19 +106,15 @@ class ActionModule(ActionBase):
             return None, f"cannot list the control-plane Pods of {params['node_name']}: {detail}"
         return [api.sanitize_for_serialization(p) for p in listed.items], None
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
+    def act(self, params, task_vars):
         if self._task.check_mode:
-            result.update(skipped=True, msg="not run in check mode: nothing was changed that it would wait for")
-            return result
-        if not _client.HAS_KUBERNETES:
-            raise AnsibleActionFail(_client.missing_library_message() + " (it runs on the controller)")
+            return {"skipped": True, "msg": "not run in check mode: nothing was changed that it would wait for"}
+        self.require_seconds(params, "wait_timeout", "wait_sleep", "request_timeout")
+        self.require_kubernetes()
         try:
             api = _client.build_api_client(params)
         except _client.ClientError as exc:
-            raise AnsibleActionFail(str(exc)) from exc
+            raise ActionFailure(str(exc)) from exc
         node = params["node_name"]
         manifests = self._read_manifests(params, task_vars)
         etcd_mode = params["etcd"]
@@ -144,7 +136,7 @@ class ActionModule(ActionBase):
             if streak >= threshold or elapsed + params["wait_sleep"] > params["wait_timeout"]:
                 break
             time.sleep(params["wait_sleep"])
-        result.update(
+        result = dict(
             changed=False,
             passed=not problems,
             node=node,
@@ -156,10 +148,6 @@ class ActionModule(ActionBase):
             components={n: _manifest.summary(m)["version"] for n, m in manifests.items() if m},
         )
         if problems:
-            result["failed"] = True
-            result["msg"] = f"{node} is not whole after {elapsed:.0f}s: " + "; ".join(problems)
-        else:
-            result["msg"] = (
-                f"{node} is whole: every static Pod runs its manifest and is Ready, /readyz ok, etcd healthy"
-            )
+            raise ActionFailure(f"{node} is not whole after {elapsed:.0f}s: " + "; ".join(problems), **result)
+        result["msg"] = f"{node} is whole: every static Pod runs its manifest and is Ready, /readyz ok, etcd healthy"
         return result

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ansible.utils.display import Display
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import mvp_check_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError, check_until_proved
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._action import ActionFailure, ControllerAction
@@ -21,8 +20,7 @@ class ActionModule(ControllerAction):
         return mvp_check_argspec()
 
     def act(self, params, task_vars):
-        if not _client.HAS_KUBERNETES:
-            raise ActionFailure(_client.missing_library_message() + " (it runs on the controller)")
+        self.require_kubernetes()
         host = self._task.get_name()
         try:
             outcome = check_until_proved(params, progress=lambda line: display.vv(f"mvp_check: {line}", host=host))

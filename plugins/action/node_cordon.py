@@ -5,12 +5,10 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_cordon as cordon
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._action import ActionFailure, ControllerAction
 
 # A Node's status changes under the write (a kubelet restarting): re-read and re-plan, a few times.
 CONFLICT_RETRIES = 5
@@ -50,40 +48,33 @@ def converge(core, serialize, params, check_mode):
     )
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+class ActionModule(ControllerAction):
+    @staticmethod
+    def argument_spec():
+        return argument_spec()
 
     def _api(self, params):
         """CoreV1Api and the serializer for the auth params (replaced in the unit tests)."""
         api = _client.build_api_client(params)
         return _client.k8s_client.CoreV1Api(api), api.sanitize_for_serialization
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
+    def act(self, params, task_vars):
         if params["state"] == "cordoned" and not params["mark_value"]:
-            raise AnsibleActionFail("state=cordoned needs mark_value: the mark says who cordoned the node and why")
-        if params["request_timeout"] < 1:
-            raise AnsibleActionFail(f"request_timeout must be at least 1 second, not {params['request_timeout']}")
-        if not _client.HAS_KUBERNETES:
-            raise AnsibleActionFail(_client.missing_library_message() + " (it runs on the controller)")
-        # A failure of the API is a failed result, not an exception, so that failed_when and rescue see it.
+            raise ActionFailure("state=cordoned needs mark_value: the mark says who cordoned the node and why")
+        self.require_seconds(params, "request_timeout")
+        self.require_kubernetes()
         try:
             core, serialize = self._api(params)
             changed, facts = converge(core, serialize, params, self._task.check_mode)
         except (_client.ClientError, cordon.CordonError) as exc:
-            result.update(failed=True, msg=str(exc), name=params["name"])
-            return result
-        result.update(
-            changed=changed,
-            name=params["name"],
-            cordoned_by_operator=facts["cordoned_by_operator"],
-            unschedulable=facts["after"]["unschedulable"],
-            mark=facts["after"]["mark"],
-        )
+            raise ActionFailure(str(exc), name=params["name"]) from exc
+        result = {
+            "changed": changed,
+            "name": params["name"],
+            "cordoned_by_operator": facts["cordoned_by_operator"],
+            "unschedulable": facts["after"]["unschedulable"],
+            "mark": facts["after"]["mark"],
+        }
         if self._task.diff and changed:
             result["diff"] = {
                 "before": facts["before"],

@@ -35,15 +35,12 @@ class ActionModule(ControllerAction):
         return engine.Apis(_client.build_api_client(params))
 
     def act(self, params, task_vars):
-        for option in ("timeout", "request_timeout", "retry_delay", "poll"):
-            if params[option] < 1:
-                raise ActionFailure(f"{option} must be at least 1 second, not {params[option]}")
+        self.require_seconds(params, "timeout", "request_timeout", "retry_delay", "poll")
         if params["grace_period"] is not None and params["grace_period"] < 0:
             raise ActionFailure(f"grace_period must be 0 or more seconds, not {params['grace_period']}")
         if params["state"] == "drained" and not params["name"]:
             raise ActionFailure("state=drained needs name, the Node to drain")
-        if not _client.HAS_KUBERNETES:
-            raise ActionFailure(_client.missing_library_message() + " (it runs on the controller)")
+        self.require_kubernetes()
         try:
             apis = self._apis(params)
             if params["state"] == "settled":

@@ -52,8 +52,7 @@ class ActionModule(ControllerAction):
         return lock.open_store(params, params["name"], params["namespace"], params["request_timeout"])
 
     def act(self, params, task_vars):
-        if not _client.HAS_KUBERNETES:
-            raise ActionFailure(_client.missing_library_message() + " (it runs on the controller)")
+        self.require_kubernetes()
         if params["duration"] < 15:
             raise ActionFailure(f"duration must be at least 15 seconds, not {params['duration']}")
         who = who_runs(params["playbook"], task_vars)

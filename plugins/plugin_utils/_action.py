@@ -15,6 +15,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+
 
 class ActionFailure(Exception):
     """The action cannot do what it was asked; ``fields`` go into the failed result beside ``msg``."""
@@ -42,6 +44,19 @@ class ControllerAction(ActionBase):
     def act(self, params, task_vars):
         raise NotImplementedError
 
+    @staticmethod
+    def require_kubernetes():
+        """The kubernetes Python client, which these actions use in the controller's process."""
+        if not _client.HAS_KUBERNETES:
+            raise ActionFailure(_client.missing_library_message() + " (it runs on the controller)")
+
+    @staticmethod
+    def require_seconds(params, *names, minimum=1):
+        """Each named option is at least ``minimum`` seconds (a timeout of 0 would never let a request finish)."""
+        for name in names:
+            if params.get(name) is not None and params[name] < minimum:
+                raise ActionFailure(f"{name} must be at least {minimum} second(s), not {params[name]}")
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
@@ -53,3 +68,13 @@ class ControllerAction(ActionBase):
         except AnsibleActionFail as exc:  # bad arguments, as a module's fail_json
             result.update(failed=True, msg=exc.message)
         return result
+
+
+class NodeAction(ControllerAction):
+    """A controller action that also runs modules on its host (reads files, runs commands there)."""
+
+    _requires_connection = True
+
+    def remote(self, name, args, task_vars):
+        """The result of module ``name`` run with ``args`` on the task's host."""
+        return self._execute_module(module_name=name, module_args=args, task_vars=task_vars)

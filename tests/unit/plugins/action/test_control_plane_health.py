@@ -6,7 +6,6 @@ import base64
 import json
 from unittest import mock
 
-import pytest
 import yaml
 from conftest import NEW, manifest, pod_for
 
@@ -54,7 +53,7 @@ def make_action(monkeypatch, node, pods, args=None, check_mode=False):
     )
     monkeypatch.setattr(action_mod._client, "HAS_KUBERNETES", True)
     monkeypatch.setattr(action_mod._client, "build_api_client", lambda params: object())
-    monkeypatch.setattr(action, "_remote", node)
+    monkeypatch.setattr(action, "remote", node)
     rounds = list(pods)
     monkeypatch.setattr(action, "_pods", lambda api, params: rounds.pop(0) if len(rounds) > 1 else rounds[0])
     clock = {"now": 0.0}
@@ -120,6 +119,6 @@ def test_missing_node_name_is_refused_before_anything_runs(monkeypatch):
     node = Node(readyz=[200], etcd_rounds=[[True]])
     action = make_action(monkeypatch, node, [(whole_pods(node), None)])
     action._task.args = {"kubeconfig": "/x"}
-    with pytest.raises(Exception, match="node_name"):
-        action.run(task_vars={})
+    result = action.run(task_vars={})
+    assert result["failed"] and "node_name" in result["msg"], result
     assert not node.calls

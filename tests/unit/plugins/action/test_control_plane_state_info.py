@@ -7,7 +7,6 @@ from unittest import mock
 
 import pytest
 import yaml
-from ansible.errors import AnsibleActionFail
 from conftest import NEW, OLD, manifest, pod_for
 
 from ansible_collections.skewsafe.kubeadm.plugins.action import control_plane_state_info as action_mod
@@ -138,7 +137,7 @@ def make_action(monkeypatch, remote, cluster=None, args=None, check_mode=False):
         task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None
     )
     monkeypatch.setattr(action_mod._client, "HAS_KUBERNETES", True)
-    monkeypatch.setattr(action, "_remote", remote)
+    monkeypatch.setattr(action, "remote", remote)
     answer = cluster or {"kubelet": OLD, "apiservers": [NEW, OLD, OLD], "cluster_version": NEW, "kube_proxy": OLD}
     monkeypatch.setattr(action, "_read_api", lambda params: answer)
     return action
@@ -163,8 +162,9 @@ def test_action_missing_manifest_is_none(monkeypatch):
 
 def test_action_unreadable_manifest_fails(monkeypatch):
     remote, _calls = slurp_node(broken=("kube-controller-manager",))
-    with pytest.raises(AnsibleActionFail, match="cannot read the kube-controller-manager manifest: Permission denied"):
-        make_action(monkeypatch, remote).run(task_vars={})
+    result = make_action(monkeypatch, remote).run(task_vars={})
+    assert result["failed"], result
+    assert "cannot read the kube-controller-manager manifest: Permission denied" in result["msg"], result
 
 
 def test_action_api_failure_reads_nothing_on_the_node(monkeypatch):
@@ -175,13 +175,13 @@ def test_action_api_failure_reads_nothing_on_the_node(monkeypatch):
         raise state.StateError("cannot read Node cp-2: Forbidden")
 
     monkeypatch.setattr(action, "_read_api", fail)
-    with pytest.raises(AnsibleActionFail, match="Forbidden"):
-        action.run(task_vars={})
+    result = action.run(task_vars={})
+    assert result["failed"] and "Forbidden" in result["msg"], result
     assert calls == []
 
 
 def test_action_refuses_a_request_timeout_below_one(monkeypatch):
     remote, calls = slurp_node()
-    with pytest.raises(AnsibleActionFail, match="request_timeout must be at least 1"):
-        make_action(monkeypatch, remote, args={"request_timeout": 0}).run(task_vars={})
+    result = make_action(monkeypatch, remote, args={"request_timeout": 0}).run(task_vars={})
+    assert result["failed"] and "request_timeout must be at least 1" in result["msg"], result
     assert calls == []
