@@ -345,6 +345,12 @@ def test_gate_holds_when_a_control_plane_has_the_wrong_peer_ca(lab):
     else:
         assert state[first] == before[first], f"{first} changed although the run stopped before the upgrade"
     assert not any(s[2] for s in state.values()), f"a node was left cordoned: {state}"
+    # Stopped in mvp_enable or at the gate, either way the run's report says so, with every host.
+    report = latest_report(lab)
+    assert report["status"] == "failed" and len(report["failed"]) == 1, report
+    assert "peer TLS fails" in report["failed"][0]["msg"], report["failed"]
+    assert sorted(h["host"] for h in report["hosts"]) == sorted(CONTROL_PLANES + WORKERS), report["hosts"]
+    print(f"\nreport of the stopped run: failed at {report['failed'][0]['host']}: {report['failed'][0]['step']}")
 
     lab.node_exec(broken, "cp", "/root/kube-apiserver.yaml.e2e", MANIFEST)
     lab.wait_for(
