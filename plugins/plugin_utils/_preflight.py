@@ -176,9 +176,10 @@ def _drain_problems(drains, node_plans):
     problems = []
     for result in drains or []:
         node = result.get("item") or result.get("name")
-        if node not in drained or not result.get("failed"):
-            continue
+        # registered with failed_when: false, so ``failed`` is always false: a refused Pod or a missing decision says it
         refused = result.get("refused") or []
+        if node not in drained or result.get("skipped") or (not refused and "evicted" in result):
+            continue
         if refused:
             listed = "; ".join(f"{r.get('pod')} ({r.get('why')})" for r in refused)
             problems.append(

@@ -452,10 +452,11 @@ def test_a_run_that_reached_no_host_is_incomplete_never_a_finished_upgrade():
 
 def test_a_pod_that_would_stop_a_drain_is_named_for_nodes_that_are_drained(data):
     refused = {"pod": "default/debug", "why": "no controller: nothing would recreate it"}
+    # as registered with failed_when: false (ansible-core then sets failed to false)
     data["drains"] = [
-        {"item": "w-1", "failed": True, "refused": [refused], "msg": "the drain of w-1 would stop"},
-        {"item": "cp-2", "failed": True, "msg": "API request failed: Forbidden"},
-        {"item": "cp-1", "failed": False, "refused": []},
+        {"item": "w-1", "failed": False, "refused": [refused], "evicted": [], "msg": "the drain of w-1 would stop"},
+        {"item": "cp-2", "failed": False, "msg": "API request failed: Forbidden"},
+        {"item": "cp-1", "failed": False, "refused": [], "evicted": ["default/web-1"]},
     ]
     problems = assess(data)["problems"]
     assert [p.split(":")[0] for p in problems] == ["node w-1", "node cp-2"]
