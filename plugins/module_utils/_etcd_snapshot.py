@@ -25,6 +25,9 @@ import urllib.error
 from ansible.module_utils.urls import Request
 
 SNAPSHOT_PATH = "/v3/maintenance/snapshot"
+STATUS_PATH = "/v3/maintenance/status"
+# Room left on the snapshot's file system besides the snapshot itself (etcd's dbSize is an upper bound of it).
+SPACE_MARGIN = 64 << 20
 HASH_SIZE = hashlib.sha256().digest_size
 # bbolt's meta page: a 16-byte page header, then the meta magic (little-endian 0xED0CDAED).
 BOLT_MAGIC = (0xED0CDAED).to_bytes(4, "little")
@@ -140,12 +143,40 @@ def save(endpoint: str, dest: str, context: ssl.SSLContext, timeout: float, open
     return dict(info, **checked, endpoint=endpoint, path=dest)
 
 
-def save_from_any(endpoints, dest, context, timeout, opener=None) -> dict:
-    """Try each endpoint in turn (one member down must not stop the backup); all errors when none works."""
+def db_size(endpoint: str, context: ssl.SSLContext, timeout: float, opener=None) -> int:
+    """The member's database size in bytes (``dbSize`` of the gateway's maintenance status): what a snapshot of it
+    takes at most."""
+    open_url = opener or Request(use_proxy=False, context=context, timeout=timeout).open
+    url = endpoint.rstrip("/") + STATUS_PATH
+    try:
+        with open_url("POST", url, data=b"{}", headers={"Content-Type": "application/json"}) as response:
+            status = json.loads(response.read())
+    except (OSError, urllib.error.URLError, ssl.SSLError, ValueError) as exc:
+        raise SnapshotError(f"{endpoint}: status: {getattr(exc, 'reason', None) or exc}") from exc
+    return int(status.get("dbSize") or status.get("db_size") or 0)
+
+
+def check_space(dest: str, need: int, statvfs=os.statvfs) -> dict:
+    """Free bytes where ``dest`` is written against ``need`` plus a margin; raises SnapshotError when short."""
+    st = statvfs(os.path.dirname(os.path.abspath(dest)) or ".")
+    free = st.f_bavail * st.f_frsize
+    if free < need + SPACE_MARGIN:
+        raise SnapshotError(
+            f"{os.path.dirname(dest)} has {free >> 20} MiB free; the snapshot needs up to {need >> 20} MiB (etcd's"
+            f" database size) and {SPACE_MARGIN >> 20} MiB to spare: free space there or set another directory"
+        )
+    return {"free": free, "need": need}
+
+
+def save_from_any(endpoints, dest, context, timeout, opener=None, statvfs=os.statvfs) -> dict:
+    """Try each endpoint in turn (one member down must not stop the backup); all errors when none works.
+
+    Before each, the member's database size is compared with the free space where the snapshot goes."""
     errors = []
     for endpoint in endpoints:
         try:
-            result = save(endpoint, dest, context, timeout, opener)
+            space = check_space(dest, db_size(endpoint, context, timeout, opener), statvfs)
+            result = dict(save(endpoint, dest, context, timeout, opener), space=space)
         except SnapshotError as exc:
             errors.append(str(exc))
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: admin_credential
 short_description: Mint a short-lived cluster-admin client certificate with kubeadm and keep it private on the controller
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Instead of copying a control plane's C(/etc/kubernetes/admin.conf) (a cluster-admin certificate valid for a
     year that cannot be revoked on its own), asks that control plane's kubeadm for a new client certificate

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: apiserver_peer_dial_info
 short_description: Dial kube-apiserver peers from a control-plane node, as kube-apiserver does when it proxies
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Runs on a control-plane node and opens a TLS connection to each given peer address (the C(host:port) of a
     kube-apiserver identity lease's peer-advertise annotation) with the server name C(kubernetes.default.svc),

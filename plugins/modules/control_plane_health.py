@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: control_plane_health
 short_description: Wait until a control-plane node is whole again before the next node is touched
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - After kubeadm or a kubelet restart changed a control-plane node, waits (bounded) until the node is whole
     again, so that two control planes are never restarting at once.

@@ -8,15 +8,18 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: etcd_snapshot
 short_description: Save and verify an etcd snapshot through etcd's HTTP gateway, from any node with a client certificate
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Streams a snapshot from the first etcd endpoint that gives one (C(POST /v3/maintenance/snapshot) on etcd's client
     URL, the JSON gateway etcd serves by default) into O(dest), as C(etcdctl snapshot save) would write it.
+  - First asks the member its database size (C(POST /v3/maintenance/status)) and fails, before the snapshot is
+    requested, when the file system of O(dest) has less free space than that plus 64 MiB.
   - Verifies it before it is kept - the SHA-256 etcd sends after the data must match, and the file must be a bbolt
     database - then renames it into place (C(0600)). A failed or unverified snapshot leaves no file at O(dest).
-  - Made for external etcd (C(etcd.external) in kubeadm's ClusterConfiguration) - a control-plane node has no etcd
-    container and no C(etcdctl), only the client certificate kube-apiserver uses (its C(--etcd-servers),
-    C(--etcd-cafile), C(--etcd-certfile), C(--etcd-keyfile)). Standard library only, nothing to install on the node.
+  - Works from any node with an etcd client certificate - with external etcd (C(etcd.external) in kubeadm's
+    ClusterConfiguration) a control-plane node has no etcd container and no C(etcdctl), only the client certificate
+    kube-apiserver uses; with kubeadm's stacked etcd, the local member and kubeadm's health-check client
+    certificate. Standard library only, nothing to install on the node.
   - TLS is always verified against O(ca_file).
 author:
   - skewsafe developers (@skewsafe)
@@ -104,6 +107,13 @@ version:
   returned: changed
   type: str
   sample: 3.6.0
+space:
+  description:
+    - C(free) bytes on the file system of O(dest) and the C(need) it was compared with (etcd's database size, the most
+      a snapshot of it takes); the snapshot is not requested when C(free) is below C(need) plus 64 MiB.
+  returned: changed
+  type: dict
+  sample: {free: 21474836480, need: 4177920}
 errors:
   description: Endpoints tried before the one that worked, with what failed.
   returned: changed
@@ -143,7 +153,7 @@ def main() -> None:
         result = snap.save_from_any(endpoints, p["dest"], context, p["timeout"])
     except (OSError, snap.SnapshotError) as exc:
         module.fail_json(msg=str(exc))
-    keep = ("path", "endpoint", "size", "sha256", "revision", "version", "errors")
+    keep = ("path", "endpoint", "size", "sha256", "revision", "version", "errors", "space")
     module.exit_json(changed=True, **{k: result[k] for k in keep})
 
 

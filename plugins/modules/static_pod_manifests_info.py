@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: static_pod_manifests_info
 short_description: Read several static Pod manifests of a node in one task
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Reads the static Pod manifests kubeadm writes (C(<name>.yaml) in O(manifests_dir)) on the node it runs on and
     returns each one as M(ansible.builtin.slurp) would (base64 C(content), C(encoding), C(source)), or null when

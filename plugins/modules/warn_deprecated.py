@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: warn_deprecated
 short_description: Emit Ansible deprecation warnings for renamed variables or a renamed playbook
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The collection's roles and playbooks keep old names working for one release; this action says so with a real
     Ansible deprecation warning (shown as C([DEPRECATION WARNING]), silenced by C(deprecation_warnings=false),

@@ -9,6 +9,7 @@ import yaml
 
 from ansible_collections.skewsafe.kubeadm.plugins.action import mvp_check as action_mod
 from ansible_collections.skewsafe.kubeadm.plugins.doc_fragments._apiservers import ModuleDocFragment
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import (
     APISERVERS_ARG_SPEC,
     MVP_CHECK_ARG_SPEC,
@@ -28,7 +29,7 @@ def make_action(monkeypatch, args, outcome=None, error=None, has_kubernetes=True
     action = action_mod.ActionModule(
         task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None
     )
-    monkeypatch.setattr(action_mod._client, "HAS_KUBERNETES", has_kubernetes)
+    monkeypatch.setattr(_client, "HAS_KUBERNETES", has_kubernetes)
     seen = {}
 
     def check_until_proved(params, progress=None):

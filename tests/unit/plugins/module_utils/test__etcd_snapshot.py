@@ -84,17 +84,36 @@ def test_the_next_endpoint_is_tried_and_the_failure_kept(tmp_path):
     def opener(method, url, data=None, headers=None):
         if "bad" in url:
             raise OSError("connection refused")
+        if url.endswith("/status"):
+            return Response([json.dumps({"dbSize": "20480"}).encode()])
         assert (method, url, data) == ("POST", "https://good:2379/v3/maintenance/snapshot", b"{}")
         return Response(good)
 
     got = snap.save_from_any(["https://bad:2379", "https://good:2379"], str(tmp_path / "s.db"), None, 5, opener)
-    assert got["endpoint"] == "https://good:2379"
-    assert got["errors"] == ["https://bad:2379: connection refused"]
+    assert got["endpoint"] == "https://good:2379" and got["space"]["need"] == 20480
+    assert got["errors"] == ["https://bad:2379: status: connection refused"]
 
 
 def test_no_endpoint_working_says_each_error(tmp_path):
     def opener(method, url, data=None, headers=None):
         raise OSError("no route to host")
 
-    with pytest.raises(snap.SnapshotError, match="no etcd endpoint gave a snapshot: https://a:2379: no route"):
+    with pytest.raises(snap.SnapshotError, match="no etcd endpoint gave a snapshot: https://a:2379: status: no route"):
         snap.save_from_any(["https://a:2379"], str(tmp_path / "s.db"), None, 5, opener)
+
+
+class Fs:
+    def __init__(self, free):
+        self.f_bavail, self.f_frsize = free // 4096, 4096
+
+
+def test_too_little_room_for_the_snapshot_is_refused_before_anything_is_written(tmp_path):
+    def opener(method, url, data=None, headers=None):
+        assert url.endswith("/v3/maintenance/status"), "the snapshot was requested although it had no room"
+        return Response([json.dumps({"dbSize": str(512 << 20)}).encode()])
+
+    with pytest.raises(snap.SnapshotError, match=r"has 100 MiB free; the snapshot needs up to 512 MiB"):
+        snap.save_from_any(
+            ["https://a:2379"], str(tmp_path / "s.db"), None, 5, opener, statvfs=lambda _path: Fs(100 << 20)
+        )
+    assert list(tmp_path.iterdir()) == []
