@@ -140,15 +140,6 @@ def setting_problems(inputs, playbook):
                 "skewsafe_package_repo_key_fingerprint would never be checked; set one or the other."
             )
     problems += balancer_problems(inputs)
-    kubeconfig = inputs.get("skewsafe_kubeconfig")
-    if (
-        isinstance(kubeconfig, str)
-        and kubeconfig
-        and not all(os.path.isabs(os.path.expanduser(p)) for p in kubeconfig.split(os.pathsep) if p)
-    ):
-        # kubernetes.core looks a relative path up under the collection's playbooks/files/, the collection's own
-        # modules under the working directory: one path, read the same way by every module.
-        problems.append(f"skewsafe_kubeconfig: {kubeconfig!r} is relative; give the absolute path of the kubeconfig.")
     return problems
 
 

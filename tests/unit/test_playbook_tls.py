@@ -158,13 +158,19 @@ def test_a_limit_without_localhost_still_runs_the_check(tmp_path, stub):
     assert requests == []
 
 
-def test_a_relative_kubeconfig_is_refused_before_any_request(tmp_path, stub):
-    """kubernetes.core and the collection's modules would read a relative path from different places."""
-    server, requests, _ca = stub
+def test_a_relative_kubeconfig_is_read_from_the_working_directory_by_the_check_and_the_modules(tmp_path, stub):
+    """kubernetes.core would read a relative path from the playbook's files/, the collection's plugins from the
+    working directory: both get it made absolute against the working directory, so the TLS check reads the file the
+    modules use. Insecure there: refused before any request; verified: the run's requests carry its token."""
+    server, requests, ca = stub
     write_kubeconfig(tmp_path / "rel.kubeconfig", server, {"insecure-skip-tls-verify": True})
     result = run(tmp_path, "verify", {"skewsafe_kubeconfig": "rel.kubeconfig"})
-    assert "skewsafe_kubeconfig: 'rel.kubeconfig' is relative" in result.stdout, result.stdout
+    assert "Refused before any API call" in result.stdout, result.stdout
     assert requests == []
+    write_kubeconfig(tmp_path / "rel.kubeconfig", server, {"certificate-authority-data": base64.b64encode(ca).decode()})
+    result = run(tmp_path, "verify", {"skewsafe_kubeconfig": "rel.kubeconfig"})
+    assert "Refused before any API call" not in result.stdout and "relative" not in result.stdout, result.stdout
+    assert requests and all(auth == f"Bearer {TOKEN}" for _path, auth in requests), requests
 
 
 def test_with_the_servers_ca_the_same_run_reaches_the_stub_with_the_token(tmp_path, stub):

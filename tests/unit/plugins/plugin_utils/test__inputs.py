@@ -163,12 +163,14 @@ def test_the_balancer_files_go_together_absolute_and_present(tmp_path):
     assert missing == ["skewsafe_balancer_take_out_tasks: /nonexistent.yml is not a file on the controller."]
 
 
-def test_a_relative_kubeconfig_is_refused():
-    assert problems(skewsafe_kubeconfig="/abs/kubeconfig") == []
-    assert problems(skewsafe_kubeconfig="~/kubeconfig") == []
-    assert problems(skewsafe_kubeconfig="cluster.kubeconfig") == [
-        "skewsafe_kubeconfig: 'cluster.kubeconfig' is relative; give the absolute path of the kubeconfig."
-    ]
+def test_a_relative_kubeconfig_is_taken_and_made_absolute_against_the_working_directory(tmp_path, monkeypatch):
+    from ansible_collections.skewsafe.kubeadm.plugins.filter.kubeconfig import kubeconfig_path
+
+    assert problems(skewsafe_kubeconfig="cluster.kubeconfig") == []
+    monkeypatch.chdir(tmp_path)
+    assert kubeconfig_path("cluster.kubeconfig") == str(tmp_path / "cluster.kubeconfig")
+    assert kubeconfig_path("a.conf:/etc/b.conf") == f"{tmp_path / 'a.conf'}:/etc/b.conf"
+    assert kubeconfig_path("") == "" and kubeconfig_path(None) is None
 
 
 def test_every_problem_is_reported_at_once():
