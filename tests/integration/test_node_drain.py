@@ -3,7 +3,8 @@
 The harness runs API servers and etcd and no kubelet or controller: a Pod bound to a node stays until it is
 deleted with grace period 0 (with a longer one it stays Terminating, as under a kubelet that is slow to stop it), a
 PodDisruptionBudget that no controller has processed refuses the eviction of a running Pod (429; a Pending one may
-always go), and Pod and workload status say what the test writes into them, as a kubelet and controllers would. So each answer the drain acts on is the real server's.
+always go), and Pod and workload status say what the test writes into them, as a kubelet and controllers would.
+So each answer the drain acts on is the real server's.
 """
 
 from __future__ import annotations

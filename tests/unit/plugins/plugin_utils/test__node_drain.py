@@ -107,7 +107,7 @@ def test_drain_evicts_retries_what_a_budget_refuses_and_waits_until_gone():
     clock = Clock()
     out = engine.drain(FakeApis(api), params(grace_period=7), False, clock=clock, sleep=clock.sleep)
     assert out["changed"] and out["evicted"] == ["default/db", "default/web"]
-    assert [name for name, _ in api.evictions] == ["web", "db"] and {g for _, g in api.evictions} == {7}
+    assert [name for name, _grace in api.evictions] == ["web", "db"] and {g for _name, g in api.evictions} == {7}
     assert out["left"] == [{"pod": "default/agent", "why": "DaemonSet ds"}]
     assert out["workloads"] == [
         {"kind": "ReplicaSet", "namespace": "default", "name": "web-rs", "available_before": True},

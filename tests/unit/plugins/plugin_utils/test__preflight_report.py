@@ -266,7 +266,7 @@ def test_disruption_budgets_that_never_allow_an_eviction_are_named(data):
         pdb("empty", {"minAvailable": 1}, 0, 0),
     ]
     problems = [p for p in assess(data)["problems"] if p.startswith("pdb ")]
-    assert [p.split(":")[0] for p in problems] == [
+    assert [p.split(":", maxsplit=1)[0] for p in problems] == [
         "pdb db/all (minAvailable 3 of 3 pods)",
         "pdb db/pct (minAvailable 100% of 2 pods)",
         "pdb db/none (maxUnavailable 0)",
@@ -459,13 +459,13 @@ def test_a_pod_that_would_stop_a_drain_is_named_for_nodes_that_are_drained(data)
         {"item": "cp-1", "failed": False, "refused": [], "evicted": ["default/web-1"]},
     ]
     problems = assess(data)["problems"]
-    assert [p.split(":")[0] for p in problems] == ["node w-1", "node cp-2"]
+    assert [p.split(":", maxsplit=1)[0] for p in problems] == ["node w-1", "node cp-2"]
     assert "default/debug (no controller: nothing would recreate it)" in problems[0]
     assert "node_upgrade_drain_force=true" in problems[0]
     assert "cannot be planned: API request failed: Forbidden" in problems[1]
     # a node already at the target is not drained: what its drain would stop at does not matter
     data["hosts"]["w-1"]["kubelet_version"] = "v1.37.2"
-    assert [p.split(":")[0] for p in assess(data)["problems"]] == ["node cp-2"]
+    assert [p.split(":", maxsplit=1)[0] for p in assess(data)["problems"]] == ["node cp-2"]
 
 
 def test_a_failed_step_makes_a_failed_report_with_every_host_and_what_happened_to_it():
