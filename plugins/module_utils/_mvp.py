@@ -13,6 +13,8 @@ outside, with what to do about it.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr, proxy_candidates
 
@@ -37,62 +39,76 @@ CHECKS = (
     "proxy_errors",
 )
 
-CAUSES = {
+# cause -> (summary, remedy, permanent): permanent when no amount of waiting fixes it (the gate stops early once it
+# persists).
+_CAUSE_ROWS = {
     "unreachable_endpoint": (
         "the API server endpoint does not answer",
         "Check that kube-apiserver runs on that node and that the address is right.",
+        False,
     ),
     "endpoint_refused": (
         "nothing listens at the endpoint (connection refused)",
         "kube-apiserver is not running there or listens elsewhere: check its static Pod on that node "
         "(crictl ps -a --name kube-apiserver) and the endpoint's address and port.",
+        False,
     ),
     "endpoint_timeout": (
         "the endpoint did not answer in time",
         "The server is overloaded or a firewall drops the packets between the controller and the node; "
         "raise request_timeout if it is only slow.",
+        False,
     ),
     "endpoint_unresolvable": (
         "the endpoint's host name does not resolve on the controller (controller side)",
         "Fix the endpoint (skewsafe_apiserver_address / ansible_host) or the controller's DNS.",
+        True,
     ),
     "endpoint_tls": (
         "the endpoint's certificate does not verify against the controller's CA (controller side)",
         "Give the cluster CA (ca_cert or the kubeconfig's certificate-authority) and an address the serving "
         "certificate names.",
+        True,
     ),
     "endpoint_unauthorized": (
         "the API server rejected the controller's credentials with 401 (controller side)",
         "The token or client certificate is expired, revoked or from another cluster: renew the credential.",
+        True,
     ),
     "endpoint_forbidden": (
         "the credentials are valid but not allowed to read what the gate reads, 403 (controller side)",
         "The gate reads /version, /readyz, /metrics, discovery, identity leases in kube-system and lists the "
         "probed resources: bind the credential to a role that allows that (cluster-admin, or get/list on those).",
+        True,
     ),
     "metrics_unavailable": (
         "/metrics could not be read, so a proxied request cannot be counted",
         "The server's /metrics is slow or not allowed for these credentials; the gate tries again next round.",
+        False,
     ),
     "version_skew": (
         "the API servers are more than one minor apart",
         "Kubernetes supports one minor of skew between API servers; finish or roll back the upgrade of the newest ones.",
+        True,
     ),
     "mode_mismatch": (
         "the control plane is not in the requested mode",
         "Use mode=mixed while API servers run two versions and mode=steady when all run one.",
+        True,
     ),
     "no_peer_ca_file": (
         "kube-apiserver runs without --peer-ca-file, so it never proxies (kubeadm does not set it)",
         "Run the skewsafe.kubeadm.mvp_enable playbook: it puts peer-ca-file=/etc/kubernetes/pki/ca.crt into "
         "kubeadm-config and re-renders each kube-apiserver one at a time. On 1.35 the gate "
         "UnknownVersionInteroperabilityProxy=true is needed as well.",
+        True,
     ),
     "gate_off": (
         "the UnknownVersionInteroperabilityProxy gate is off on this server (no peer-advertise-address on its "
         "identity lease), so peers cannot find its address",
         "Set feature_gates UnknownVersionInteroperabilityProxy=true for it (alpha and off by default on 1.35), "
         "then restart it.",
+        True,
     ),
     "lease_missing": (
         "no identity lease names this server, so no peer will ever proxy to it",
@@ -100,20 +116,24 @@ CAUSES = {
         "bytes. Fix the host name, then restart kube-apiserver there. If its lease is there, the endpoint was not "
         "matched to it: give the endpoint its node_name (gather facts, or set skewsafe_node_name) or its "
         "advertise_address (skewsafe_apiserver_advertise_address).",
+        True,
     ),
     "duplicate_hostname": (
         "two API servers share one identity lease (the same host name)",
         "Give every control-plane node a unique host name, then restart kube-apiserver on them.",
+        True,
     ),
     "endpoint_unreachable_here": (
         "the API server runs (it renews its identity lease) but does not answer from where the check runs",
         "Look at the path from the controller to that endpoint (route, firewall, NAT, a bastion) before blaming "
         "the server; give endpoints the controller can reach. If it is restarting, this clears within a minute.",
+        False,
     ),
     "crashed_peer": (
         "an API server that stopped without shutting down is still listed by its identity lease",
         "Requests for resources only it served get 503 until the lease is garbage-collected (up to 1 h). Restart "
         "that server or delete its lease: kubectl -n kube-system delete lease <name>.",
+        False,
     ),
     "peer_ca_mismatch": (
         "peer TLS fails: a serving certificate does not verify against the peer CA (or, when blamed on a source "
@@ -121,54 +141,75 @@ CAUSES = {
         "--peer-ca-file must hold the CA that signs every kube-apiserver serving certificate; on kubeadm "
         "clusters that is /etc/kubernetes/pki/ca.crt (not front-proxy-ca.crt). Then restart the other "
         "kube-apiservers unchanged: a source stops retrying a peer after 20 failures.",
+        True,
     ),
     "peer_san_missing": (
         "the server's certificate is not valid for kubernetes.default.svc, the name peers verify",
         "Reissue the kube-apiserver serving certificate with the SAN kubernetes.default.svc "
         "(kubeadm certs renew apiserver does this).",
+        True,
     ),
     "peer_unreachable": (
         "peers cannot connect to the address this server advertises",
         "Make the --advertise-address (or --peer-advertise-ip/--peer-advertise-port, set both or neither) "
         "reachable from every control-plane node. Then restart the other kube-apiservers unchanged: a source "
         "stops retrying a peer after 20 failures.",
+        True,
     ),
     "proxy_client_rejected": (
         "a peer rejects this server's proxy client certificate",
         "Every kube-apiserver must trust the same front-proxy CA (--requestheader-client-ca-file) and allow the "
         "client CN (--requestheader-allowed-names, kubeadm: front-proxy-client). Restart the proxying server "
         "after fixing the peer: it stops retrying after 20 failures.",
+        True,
     ),
     "discovery_incomplete": (
         "merged discovery lacks resources its peers serve",
         "The server has not synced its peers yet, or the sync fails; see the other findings for this server.",
+        False,
     ),
     "proxy_404": (
         "a resource only newer servers serve is answered 404 instead of being proxied",
         "Controllers act on this wrong 404 (garbage collection, namespace deletion). See the other findings for "
         "this server; do not upgrade the next node until it is fixed.",
+        False,
     ),
     "proxy_503": (
         "the proxied request failed with 503",
         "The destination is listed but not reachable (crashed, wrong address or TLS failure); see the other findings.",
+        False,
     ),
     "proxy_not_counted": (
         "the request succeeded but apiserver_rerouted_request_total did not rise, so it was not proxied",
         "The server seems to serve the resource itself; check its --runtime-config.",
+        False,
     ),
     "negative_control_failed": (
         "with x-kubernetes-peer-proxied: true the server still answered non-404, so the probe proves nothing",
         "The old server serves the probed resource itself; check the version pins and --runtime-config.",
+        True,
     ),
     "proxy_errors_rising": (
         "peer proxy errors are rising",
         "See apiserver_peer_proxy_errors_total and apiserver_peer_discovery_sync_errors_total on that server.",
+        False,
     ),
     "requestheader_rejected": (
         "the server rejects the front-proxy client certificate used for peer calls",
         "Check --requestheader-client-ca-file and --requestheader-allowed-names on that server.",
+        False,
     ),
 }
+
+
+class Cause(NamedTuple):
+    summary: str
+    remedy: str
+    permanent: bool
+
+
+CAUSES = {key: Cause(*row) for key, row in _CAUSE_ROWS.items()}
+PERMANENT_CAUSES = tuple(key for key, cause in CAUSES.items() if cause.permanent)
 
 
 def missing_mvp_hooks(hooks):
@@ -784,7 +825,7 @@ def summarize(results):
         return "MVP proved: every check passed"
     lines, seen = [], set()
     for r in failed:
-        summary, remedy = CAUSES.get(r["cause"], (r["cause"] or "check failed", ""))
+        summary, remedy, _permanent = CAUSES.get(r["cause"], Cause(r["cause"] or "check failed", "", False))
         key = (r["server"], r["cause"])
         if key in seen:
             continue

@@ -14,6 +14,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http i
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     CHECKS,
+    PERMANENT_CAUSES,
     error_totals,
     evaluate,
     outcome,
@@ -28,24 +29,6 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import 
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError, Collector, public
 
-# Causes that no amount of waiting fixes: stop early when they persist.
-PERMANENT_CAUSES = (
-    "no_peer_ca_file",
-    "peer_ca_mismatch",
-    "peer_san_missing",
-    "version_skew",
-    "mode_mismatch",
-    "duplicate_hostname",
-    "negative_control_failed",
-    "gate_off",
-    "peer_unreachable",
-    "proxy_client_rejected",
-    "lease_missing",
-    "endpoint_unauthorized",
-    "endpoint_forbidden",
-    "endpoint_unresolvable",
-    "endpoint_tls",
-)
 # Causes a restart explains for a while (a kube-apiserver restarting refuses connections), not for long.
 PERMANENT_AFTER = {"endpoint_refused": 60.0}
 

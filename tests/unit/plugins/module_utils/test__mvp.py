@@ -281,7 +281,7 @@ def test_errors_rising_against_baseline(healthy):
 
 
 def test_every_cause_has_a_remedy():
-    for key, (summary, remedy) in CAUSES.items():
+    for key, (summary, remedy, _permanent) in CAUSES.items():
         assert summary and remedy, key
 
 
@@ -521,3 +521,13 @@ def test_the_message_of_a_gate_with_nothing_to_proxy_names_both_versions_and_nev
     )
     assert "MVP proved" not in _mvp.outcome_message("not_probed", _servers(), 1)
     assert _mvp.outcome_message("proxied", _servers(), 2) == "MVP proved in 2 consecutive round(s) (mixed mode)"
+
+
+def test_every_cause_says_whether_waiting_can_fix_it_in_the_one_table():
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import PERMANENT_CAUSES
+
+    assert all(isinstance(cause.permanent, bool) for cause in CAUSES.values())
+    assert set(PERMANENT_CAUSES) == {key for key, cause in CAUSES.items() if cause.permanent}
+    # what the operator must fix stops the gate early; what a restart or a peer sync ends is waited out
+    assert CAUSES["no_peer_ca_file"].permanent and CAUSES["version_skew"].permanent
+    assert not CAUSES["metrics_unavailable"].permanent and not CAUSES["endpoint_timeout"].permanent
