@@ -170,30 +170,51 @@ def drain(apis, params, check_mode, clock=time.monotonic, sleep=time.sleep):
         )
     if check_mode:
         return dict(fields, changed=bool(plan["evict"]))
-    pending, waiting = list(plan["evict"]), list(plan["terminating"])
-    while pending:
+    waiting = list(plan["terminating"])
+
+    def evict_some(pending):
         refused = [pod for pod in pending if not _evict(apis, pod, params["grace_period"], timeout)]
-        waiting += [pod for pod in pending if pod not in refused]
-        pending = refused
-        if pending and clock() + params["retry_delay"] > deadline:
-            raise DrainError(
-                f"the drain of {node} ran out of its {params['timeout']} s: evictions of {len(pending)} Pod(s) still"
-                f" refused by a PodDisruptionBudget: {', '.join(rules.pod_key(p) for p in pending)}",
-                **dict(fields, remaining=[rules.pod_key(p) for p in pending], blockers=_blockers(apis, node, timeout)),
-            )
-        if pending:
-            sleep(params["retry_delay"])
-    while waiting:
-        waiting = [pod for pod in waiting if not _gone(apis, pod, timeout)]
-        if waiting and clock() + params["poll"] > deadline:
-            raise DrainError(
-                f"the drain of {node} ran out of its {params['timeout']} s: {len(waiting)} evicted Pod(s) still"
-                f" terminating: {', '.join(rules.pod_key(p) for p in waiting)}",
-                **dict(fields, remaining=[rules.pod_key(p) for p in waiting], blockers=[]),
-            )
-        if waiting:
-            sleep(params["poll"])
+        waiting.extend(pod for pod in pending if pod not in refused)
+        return refused
+
+    def still_refused(pending):
+        names = [rules.pod_key(p) for p in pending]
+        return DrainError(
+            f"the drain of {node} ran out of its {params['timeout']} s: evictions of {len(pending)} Pod(s) still"
+            f" refused by a PodDisruptionBudget: {', '.join(names)}",
+            **dict(fields, remaining=names, blockers=_blockers(apis, node, timeout)),
+        )
+
+    def still_terminating(pending):
+        names = [rules.pod_key(p) for p in pending]
+        return DrainError(
+            f"the drain of {node} ran out of its {params['timeout']} s: {len(pending)} evicted Pod(s) still"
+            f" terminating: {', '.join(names)}",
+            **dict(fields, remaining=names, blockers=[]),
+        )
+
+    wait_out(list(plan["evict"]), evict_some, params["retry_delay"], deadline, still_refused, clock, sleep)
+    wait_out(
+        waiting,
+        lambda left: [p for p in left if not _gone(apis, p, timeout)],
+        params["poll"],
+        deadline,
+        still_terminating,
+        clock,
+        sleep,
+    )
     return dict(fields, changed=bool(plan["evict"]))
+
+
+def wait_out(pending, advance, interval, deadline, timed_out, clock=time.monotonic, sleep=time.sleep):
+    """The one wait of a drain: ``pending = advance(pending)`` every ``interval`` seconds until it is empty; raises
+    ``timed_out(pending)`` when the next round would end after ``deadline`` (a ``clock()`` time)."""
+    pending = advance(pending) if pending else pending
+    while pending:
+        if clock() + interval > deadline:
+            raise timed_out(pending)
+        sleep(interval)
+        pending = advance(pending)
 
 
 def settle(apis, params, clock=time.monotonic, sleep=time.sleep):
@@ -207,18 +228,25 @@ def settle(apis, params, clock=time.monotonic, sleep=time.sleep):
     waiting = [w for w in workloads if w.get("available_before")]
     not_waited = [f"{w['kind']}/{w['namespace']}/{w['name']}" for w in workloads if not w.get("available_before")]
     started = clock()
-    while waiting:
-        waiting = [w for w in waiting if not _whole_or_gone(apis, w, timeout)]
-        if waiting and clock() + params["poll"] > deadline:
-            names = [f"{w['kind']}/{w['namespace']}/{w['name']}" for w in waiting]
-            raise DrainError(
-                f"{len(waiting)} workload(s) the drain evicted are not whole again after {params['timeout']} s:"
-                f" {', '.join(names)}; the next node is not touched until they are",
-                not_settled=names,
-                not_waited=not_waited,
-            )
-        if waiting:
-            sleep(params["poll"])
+
+    def not_settled(left):
+        names = [f"{w['kind']}/{w['namespace']}/{w['name']}" for w in left]
+        return DrainError(
+            f"{len(left)} workload(s) the drain evicted are not whole again after {params['timeout']} s:"
+            f" {', '.join(names)}; the next node is not touched until they are",
+            not_settled=names,
+            not_waited=not_waited,
+        )
+
+    wait_out(
+        waiting,
+        lambda left: [w for w in left if not _whole_or_gone(apis, w, timeout)],
+        params["poll"],
+        deadline,
+        not_settled,
+        clock,
+        sleep,
+    )
     return {
         "changed": False,
         "settled": [f"{w['kind']}/{w['namespace']}/{w['name']}" for w in workloads if w.get("available_before")],

@@ -17,17 +17,6 @@ def pod(name, owner="ReplicaSet", owner_name=None, emptydir=False, phase="Runnin
     return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
 
 
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 def api_error(status):
     return ApiException(status=status, reason={404: "Not Found", 429: "Too Many Requests", 500: "Internal"}[status])
 

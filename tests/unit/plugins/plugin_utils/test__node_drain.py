@@ -6,7 +6,8 @@ The engine's evictions, refusals and waits against a real kube-apiserver are in 
 from __future__ import annotations
 
 import pytest
-from drain_fakes import Clock, FakeApis, Namespaced, params, pod
+from conftest import FakeClock as Clock
+from drain_fakes import FakeApis, Namespaced, params, pod
 
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drain as rules
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_drain as engine
