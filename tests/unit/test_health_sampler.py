@@ -1,0 +1,55 @@
+"""The e2e story's control-plane health summary: what counts as two down at once, a lost quorum, and a stall."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from health_sampler import summarize
+
+UP = {"apiserver": 200, "etcd_live": True, "etcd_ok": True}
+RESTARTING = {
+    "apiserver": None,
+    "apiserver_error": "ConnectionRefusedError",
+    "etcd_live": False,
+    "etcd_error": "ConnectionRefusedError",
+    "etcd_ok": False,
+}
+TIMED_OUT = {
+    "apiserver": None,
+    "apiserver_error": "timeout",
+    "etcd_live": False,
+    "etcd_error": "timeout",
+    "etcd_ok": False,
+}
+
+
+def _samples(*rounds):
+    return [{"t": float(i), "nodes": [dict(n, node=f"cp{j}") for j, n in enumerate(r)]} for i, r in enumerate(rounds)]
+
+
+def test_one_node_restarting_is_no_outage():
+    summary = summarize(_samples([UP] * 3, [RESTARTING, UP, UP], [RESTARTING, UP, UP], [UP] * 3))
+    assert summary["quorum_lost_samples"] == 0 and summary["longest_two_unhealthy_s"] == 0, summary
+
+
+def test_two_members_refusing_is_a_lost_quorum_and_two_down():
+    summary = summarize(_samples([UP] * 3, [RESTARTING, RESTARTING, UP], [RESTARTING, RESTARTING, UP], [UP] * 3))
+    assert summary["quorum_lost_samples"] == 2 and summary["longest_two_unhealthy_s"] == 2.0, summary
+
+
+def test_a_sample_where_every_request_timed_out_is_a_stall_counted_apart():
+    summary = summarize(_samples([UP] * 3, [TIMED_OUT] * 3, [UP] * 3))
+    assert summary["unanswered_samples"] == 1 and summary["longest_unanswered_s"] == 1.0, summary
+    assert summary["samples"] == 2 and summary["quorum_lost_samples"] == 0, summary
+
+
+def test_timeouts_beside_a_refusal_are_no_stall():
+    summary = summarize(_samples([UP] * 3, [TIMED_OUT, TIMED_OUT, RESTARTING], [UP] * 3))
+    assert summary["unanswered_samples"] == 0 and summary["quorum_lost_samples"] == 1, summary
+
+
+def test_a_long_stall_is_measured_so_the_story_can_refuse_it():
+    summary = summarize(_samples([UP] * 3, *[[TIMED_OUT] * 3] * 6, [UP] * 3))
+    assert summary["longest_unanswered_s"] == 6.0, summary
