@@ -73,6 +73,11 @@ own_dockerd_start() {
   exec 8>"$OWN_DOCKERD_RUN/../.run.lock"
   flock 8
   own_dockerd_stop # a leftover of a killed run (we hold the lock, so it is not a live run's)
+  # OWN_DOCKERD_CPU_SHARES: the containers' cgroup v1 cpu weight (hack/test.sh: low, for a tier beside the lab's)
+  if [ -n "${OWN_DOCKERD_CPU_SHARES:-}" ] && [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
+    mkdir -p /sys/fs/cgroup/cpu/skewsafe-controller
+    echo "$OWN_DOCKERD_CPU_SHARES" >/sys/fs/cgroup/cpu/skewsafe-controller/cpu.shares
+  fi
   nohup dockerd -H "unix://$OWN_DOCKERD_RUN/docker.sock" --data-root "$OWN_DOCKERD_RUN/data-root" \
     --exec-root "$OWN_DOCKERD_RUN/exec" --pidfile "$OWN_DOCKERD_RUN/docker.pid" --bridge=none \
     --iptables=false --ip-masq=false --ip-forward=false --storage-driver overlay2 \
