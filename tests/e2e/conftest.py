@@ -348,7 +348,8 @@ def _require_tools():
 
 @pytest.fixture(scope="session")
 def lab():
-    """A fresh lab at the older version (shape: LAB_TOPOLOGY); removed afterwards unless SKEWSAFE_KEEP_LAB=1.
+    """A fresh lab at K8S_VERSION, else the older version (shape: LAB_TOPOLOGY); removed afterwards unless
+    SKEWSAFE_KEEP_LAB=1.
     SKEWSAFE_LAB_BOOTED=1: hack/test.sh has just booted it (lab/down.sh, lab/up.sh) beside the static tiers."""
     _require_tools()
     shutil.rmtree(LAB_RUN / "artifacts", ignore_errors=True)
@@ -358,10 +359,12 @@ def lab():
         if result.returncode != 0:
             pytest.fail(f"lab/{script} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     lab = Lab()
-    # every test starts from the older version: a lab left over at another one would make them all lie
+    # every test starts from the version the lab was asked for (lab/up.sh: K8S_VERSION, else the older pin): a lab left
+    # over at another one would make them all lie
+    start = os.environ.get("K8S_VERSION") or OLD
     kubelets = {name: node["status"]["nodeInfo"]["kubeletVersion"] for name, node in lab.nodes().items()}
-    if any(version != f"v{OLD}" for version in kubelets.values()):
-        pytest.fail(f"lab/up.sh left a lab that is not at {OLD}: {kubelets}")
+    if any(version != f"v{start}" for version in kubelets.values()):
+        pytest.fail(f"lab/up.sh left a lab that is not at {start}: {kubelets}")
     yield lab
     if os.environ.get("SKEWSAFE_KEEP_LAB") != "1":
         subprocess.run([str(REPO / "lab" / "down.sh")], capture_output=True, check=False)
