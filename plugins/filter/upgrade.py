@@ -46,6 +46,7 @@ def upgrade_report(
     host_records=None,
     check_mode=False,
     failures=None,
+    reach=None,
 ):
     not_reached = _report.without_record(hosts or [], host_records or [], target)
     return _report.build(
@@ -59,6 +60,7 @@ def upgrade_report(
         check_mode,
         failures=failures or [],
         hosts=hosts or [],
+        unreachable=_report.unreachable_hosts(reach),
     )
 
 

@@ -57,12 +57,12 @@ def run_order(rows):
 STATUSES = ("succeeded", "failed", "incomplete", "plan")
 
 
-def status(not_reached, check_mode, failures=()):
-    """``plan`` in check mode (nothing was upgraded), ``failed`` when a host's step failed, ``incomplete`` while a
-    host has no record for this target, else ``succeeded``."""
+def status(not_reached, check_mode, failures=(), unreachable=()):
+    """``plan`` in check mode (nothing was upgraded), ``failed`` when a host's step failed or a host of the run could
+    not be reached, ``incomplete`` while a host has no record for this target, else ``succeeded``."""
     if check_mode:
         return "plan"
-    if failures:
+    if failures or unreachable:
         return "failed"
     return "incomplete" if not_reached else "succeeded"
 
@@ -74,16 +74,30 @@ def failures_for(failures, target):
     return [f for f in failures or [] if f and str(f.get("target", want)).lstrip("v") == want]
 
 
-def host_outcomes(hosts, rows, failures, not_reached):
+def unreachable_hosts(reach_results):
+    """host -> message for the hosts a last try could not reach (the registered loop of ``ansible.builtin.ping``
+    with ``ignore_unreachable``, one item per host)."""
+    return {
+        r.get("item"): r.get("msg") or "unreachable"
+        for r in reach_results or []
+        if isinstance(r, dict) and r.get("unreachable") and r.get("item")
+    }
+
+
+def host_outcomes(hosts, rows, failures, not_reached, unreachable=None):
     """Every inventory host with what happened to it: ``upgraded``, ``skipped`` (with why), ``failed`` (at which
-    step, with the message) or ``not reached`` (unreachable, stopped before its step, left out by --limit or --tags)."""
+    step, with the message), ``unreachable`` (with the connection's message) or ``not reached`` (stopped before its
+    step, left out by --limit or --tags)."""
     by_node = {r.get("host") or r.get("node"): r for r in rows}
     failed = {f.get("host"): f for f in failures}
+    unreachable = unreachable or {}
     out = []
     for host in hosts or []:
         if host in failed:
             f = failed[host]
             out.append({"host": host, "outcome": "failed", "step": f.get("step"), "msg": f.get("msg")})
+        elif host in unreachable and host in not_reached:
+            out.append({"host": host, "outcome": "unreachable", "msg": unreachable[host]})
         elif host in by_node or any(r.get("node") == host for r in rows):
             row = by_node.get(host) or next(r for r in rows if r.get("node") == host)
             action = str(row.get("action") or "")
@@ -116,13 +130,15 @@ def build(
     check_mode=False,
     failures=(),
     hosts=(),
+    unreachable=None,
 ):
     """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict.
 
     ``not_reached``: the inventory hosts without a record for this target (unreachable, failed before their step,
     or left out): the report says so, never a finished upgrade. ``failures``: the failure records of the run's hosts
     (status ``failed``); a failed host is listed as failed, not as not reached. ``hosts``: every inventory host, in
-    order, for the per-host outcome list."""
+    order, for the per-host outcome list. ``unreachable``: host -> message for the hosts without a record a last try
+    could not reach (status ``failed``, listed in ``unreachable``)."""
     rows, want = [], str(target).lstrip("v")
     for node in nodes or []:
         # A row for another target is a fact left by an earlier hop of the same run (upgrade_path.yml)
@@ -135,12 +151,14 @@ def build(
     failures = failures_for(failures, target)
     failed_hosts = {f.get("host") for f in failures}
     not_reached = [] if check_mode else [h for h in not_reached or [] if h not in failed_hosts]
+    unreachable = {h: m for h, m in (unreachable or {}).items() if h in not_reached}
     return {
         "target": target,
-        "status": status(not_reached, check_mode, failures),
+        "status": status(not_reached, check_mode, failures, unreachable),
         "not_reached": not_reached,
+        "unreachable": [{"host": h, "msg": m} for h, m in unreachable.items()],
         "failed": [{"host": f.get("host"), "step": f.get("step"), "msg": f.get("msg")} for f in failures],
-        "hosts": [] if check_mode else host_outcomes(hosts or [], rows, failures, not_reached),
+        "hosts": [] if check_mode else host_outcomes(hosts or [], rows, failures, not_reached, unreachable),
         "from": cluster_version,
         "started": started,
         "finished": finished,
@@ -180,6 +198,7 @@ def markdown(report):
         f"- status: {report.get('status', 'succeeded')}"
         + (f" (no record for: {', '.join(report['not_reached'])})" if report.get("not_reached") else ""),
         *(f"- failed: {f.get('host')} at '{f.get('step')}': {f.get('msg')}" for f in report.get("failed") or []),
+        *(f"- unreachable: {u.get('host')}: {u.get('msg')}" for u in report.get("unreachable") or []),
         f"- from: {report.get('from') or 'unknown'}",
         f"- started: {report.get('started') or '-'}, finished: {report.get('finished') or '-'}"
         + (f" ({report['seconds']} s)" if report.get("seconds") is not None else ""),

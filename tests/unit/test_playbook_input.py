@@ -123,3 +123,21 @@ def test_the_mvp_enable_role_refuses_one_balancer_file_before_it_reads_a_node(tm
 def test_the_mvp_enable_role_takes_a_pair_of_balancer_files(tmp_path):
     out = mvp_enable_role(tmp_path, "take-out.yml", "put-back.yml")
     assert "go together" not in out and "TASK [skewsafe.kubeadm.mvp_enable : Enable MVP | Read the running" in out, out
+
+
+def test_a_run_whose_hosts_refuse_the_connection_writes_a_failed_report_naming_them_unreachable(tmp_path):
+    inventory = tmp_path / "inventory.ini"
+    # closed ports on loopback: refused at once, nothing leaves the machine
+    inventory.write_text(
+        "[kube_control_plane]\ncp1 ansible_host=127.0.0.1 ansible_port=9\n"
+        "[kube_workers]\nw1 ansible_host=127.0.0.1 ansible_port=9\n"
+    )
+    extra = {"skewsafe_kubernetes_version": "1.37.2", "skewsafe_artifacts_dir": str(tmp_path / "artifacts")}
+    run = ansible_playbook(tmp_path, "-i", str(inventory), PLAYBOOK, "-e", json.dumps(extra))
+    assert run.returncode != 0, run.stdout
+    reports = sorted((tmp_path / "artifacts" / "reports").glob("upgrade-*.json"))
+    assert reports, run.stdout
+    report = json.loads(reports[-1].read_text())
+    assert report["status"] == "failed", report
+    assert [(h["host"], h["outcome"]) for h in report["hosts"]] == [("cp1", "unreachable"), ("w1", "unreachable")]
+    assert all("Connection refused" in h["msg"] for h in report["hosts"]), report["hosts"]

@@ -499,3 +499,27 @@ def test_a_failed_step_makes_a_failed_report_with_every_host_and_what_happened_t
         upgrade_report([done], "1.37.2", hosts=["cp1"], host_records=[{"cp1": done}], failures=[earlier_hop])["status"]
         == "succeeded"
     )
+
+
+def test_a_host_the_last_try_could_not_reach_fails_the_run_and_is_named_unreachable():
+    from ansible_collections.skewsafe.kubeadm.plugins.filter.upgrade import upgrade_report
+
+    done = {"node": "cp1", "role": "first control plane", "to": "v1.37.2", "action": "upgraded"}
+    # the report role's ping loop, registered with ignore_unreachable: one result per host without a record
+    reach = [
+        {"item": "w1", "unreachable": True, "msg": "Failed to connect to the host via ssh: Connection refused"},
+        {"item": "w2", "ping": "pong", "changed": False},
+        {"item": "cp1", "unreachable": True, "msg": "a host with a record is not re-judged"},
+    ]
+    report = upgrade_report([done], "1.37.2", hosts=["cp1", "w1", "w2"], host_records=[{"cp1": done}, {}], reach=reach)
+    assert report["status"] == "failed", report
+    assert report["unreachable"] == [{"host": "w1", "msg": "Failed to connect to the host via ssh: Connection refused"}]
+    assert [(h["host"], h["outcome"]) for h in report["hosts"]] == [
+        ("cp1", "upgraded"),
+        ("w1", "unreachable"),
+        ("w2", "not reached"),
+    ]
+    assert "- unreachable: w1: Failed to connect to the host via ssh: Connection refused" in markdown(report)
+    # reachable, only left out (--limit, --tags): incomplete, as before
+    left_out = upgrade_report([done], "1.37.2", hosts=["cp1", "w2"], host_records=[{"cp1": done}], reach=reach[1:2])
+    assert left_out["status"] == "incomplete" and left_out["unreachable"] == [], left_out
