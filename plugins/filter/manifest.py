@@ -1,7 +1,7 @@
 # Copyright (c) skewsafe.kubeadm contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The static Pod manifest filters (documented in static_pod.yml and manifest_drift.yml beside)."""
+"""The static Pod and node configuration filters (each documented in <name>.yml beside)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,17 @@ def manifest_drift(dryrun_stdout, live):
         raise AnsibleFilterError(f"manifest_drift: {exc}") from exc
 
 
+def kubelet_config_drift(dryrun_stdout, live_text):
+    try:
+        return _drift.kubelet_config_drift(dryrun_stdout, live_text)
+    except _drift.DriftError as exc:
+        raise AnsibleFilterError(f"kubelet_config_drift: {exc}") from exc
+
+
 class FilterModule:
     def filters(self):
-        return {"static_pod": static_pod, "manifest_drift": manifest_drift}
+        return {
+            "static_pod": static_pod,
+            "manifest_drift": manifest_drift,
+            "kubelet_config_drift": kubelet_config_drift,
+        }

@@ -75,15 +75,23 @@ def node_sources(text):
     """``[(path, component, gates, error)]`` from the output of the node read (a ``FILE_MARK <path>`` line before
     each file's text): the kubelet's configuration file and flag files, and static Pod manifests. Files that set no
     gate are left out; ``error`` says why a file could not be read (its gates are then None)."""
-    sources, path, lines = [], None, []
+    sources = []
+    for path, body in node_files(text).items():
+        sources += _gates_in(path, body)
+    return sources
+
+
+def node_files(text):
+    """``{path: text}`` of the node read (a ``FILE_MARK <path>`` line before each file's text)."""
+    files, path, lines = {}, None, []
     for line in [*(text or "").splitlines(), FILE_MARK]:
         if line.startswith(FILE_MARK):
             if path:
-                sources += _gates_in(path, "\n".join(lines))
+                files[path] = "\n".join(lines)
             path, lines = line[len(FILE_MARK) :].strip(), []
         else:
             lines.append(line)
-    return sources
+    return files
 
 
 def _gates_in(path, text):

@@ -17,6 +17,12 @@ import base64
 import re
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _component_gates
+
+KUBELET_CONFIG = _component_gates.KUBELET_CONFIG
+# kubeadm applies the node's instance configuration (its CRI socket) last; its dry run reads it from a scratch
+# directory instead, so the node's own file is applied here, as the real step does.
+INSTANCE_CONFIG = "/var/lib/kubelet/instance-config.yaml"
 
 # Searched, not matched: kubeadm prints the line before it without a newline ("...to version "v1.36.5"[dryrun]...").
 _WOULD_WRITE = re.compile(r'\[dryrun\] Would write file "(?P<path>[^"]+)" with content:\s*$')
@@ -152,3 +158,63 @@ def drift(dryrun_stdout, live):
         lost += [f"{name}: {item}" for item in found["lost"]]
         altered += [f"{name}: {item}" for item in found["altered"]]
     return {"compared": sorted(components), "components": components, "lost": lost, "altered": altered}
+
+
+def _leaves(value, prefix=""):
+    """``{dotted.path: value}`` of a document; a list is one leaf (a kubeletconfiguration patch replaces it whole)."""
+    if isinstance(value, dict) and value:
+        out = {}
+        for key, item in value.items():
+            out.update(_leaves(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def _empty(value):
+    # kubeadm writes the Go struct with omitempty: a null or empty field it leaves out is no setting lost.
+    return value is None or value in ({}, [], "")
+
+
+def _merged(base, patch):
+    """``patch`` merged into ``base`` as a strategic merge into KubeletConfiguration does (maps merge, lists replace)."""
+    out = dict(base)
+    for key, value in patch.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def kubelet_config_drift(dryrun_stdout, live_text):
+    """What ``kubeadm upgrade node`` would drop or change in this node's kubelet configuration.
+
+    kubeadm rewrites ``/var/lib/kubelet/config.yaml`` from the kubelet-config ConfigMap, its ``kubeletconfiguration``
+    patches and the node's instance configuration (``kubeadm upgrade node phase kubelet-config --dry-run`` prints
+    that file); a setting only this node's file has is lost. ``live_text`` is the file's text, or the preflight's
+    node read (a ``#skewsafe-file <path>`` line before each file), whose ``instance-config.yaml`` is applied to the
+    rendering last, as kubeadm does. Returns ``{compared, lost, altered, added}``.
+    """
+    instance_text = None
+    if (live_text or "").startswith(_component_gates.FILE_MARK):
+        files = _component_gates.node_files(live_text)
+        if KUBELET_CONFIG not in files:
+            raise DriftError(f"the node has no readable {KUBELET_CONFIG}")
+        live_text, instance_text = files[KUBELET_CONFIG], files.get(INSTANCE_CONFIG)
+    rendered = {path.rsplit("/", 1)[-1]: text for path, text in parse_dryrun(dryrun_stdout).items()}
+    if "config.yaml" not in rendered:
+        raise DriftError(f"the kubeadm dry run printed no kubelet configuration (it printed {sorted(rendered)})")
+    try:
+        live, new = _manifest.load(live_text), _manifest.load(rendered["config.yaml"])
+    except _manifest.ManifestError as exc:
+        raise DriftError(f"{KUBELET_CONFIG}: {exc}") from exc
+    if not isinstance(live, dict) or not isinstance(new, dict):
+        raise DriftError(f"{KUBELET_CONFIG} or its rendering is not a KubeletConfiguration document")
+    if instance_text:
+        try:
+            instance = _manifest.load(instance_text) or {}
+        except _manifest.ManifestError as exc:
+            raise DriftError(f"{INSTANCE_CONFIG}: {exc}") from exc
+        new = _merged(new, instance if isinstance(instance, dict) else {})
+    lv, rv = _leaves(live), _leaves(new)
+    lost = [f"{key}: {value!r}" for key, value in lv.items() if key not in rv and not _empty(value)]
+    altered = [f"{key}: {value!r} -> {rv[key]!r}" for key, value in lv.items() if key in rv and rv[key] != value]
+    added = [f"{key}: {value!r}" for key, value in rv.items() if key not in lv and not _empty(value)]
+    return {"compared": [KUBELET_CONFIG], "lost": lost, "altered": altered, "added": added}

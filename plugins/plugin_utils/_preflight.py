@@ -170,6 +170,24 @@ def _kubelet_config_problems(text, target):
     ]
 
 
+def _kubelet_drift_problems(hosts, node_plans):
+    """Settings only a node's own kubelet configuration has, which ``kubeadm upgrade node`` would drop or change
+    (``kubelet_config_drift``: the kubelet_config_drift filter's result on that node) on a node the run upgrades."""
+    upgraded = {p["node"] for p in node_plans if not p["action"].startswith("skip")}
+    problems = []
+    for host, facts in hosts.items():
+        node, drift = facts.get("node_name") or host, facts.get("kubelet_config_drift") or {}
+        changes = (drift.get("lost") or []) + (drift.get("altered") or [])
+        if node in upgraded and changes and not drift.get("accepted"):
+            problems.append(
+                f"node {node}: kubeadm upgrade node rewrites {component_gates.KUBELET_CONFIG} from the ConfigMap"
+                f" kube-system/kubelet-config (and the patches directory), which would drop or change: {'; '.join(changes)}."
+                " Carry them in that ConfigMap (every node) or a kubeletconfiguration patch in"
+                " skewsafe_kubeadm_patches_dir (this node), or accept the loss with skewsafe_accept_kubelet_config_drift=true"
+            )
+    return problems
+
+
 def _drain_problems(drains, node_plans):
     """A node whose kubelet is upgraded is drained: a Pod that would stop its drain (node_drain in check mode)."""
     drained = {p["node"] for p in node_plans if not p["action"].startswith("skip")}
@@ -386,6 +404,7 @@ def assess(data):
     problems += [f"host names: {p}" for p in plan.hostname_problems([hosts[h].get("hostname") or h for h in cps])]
 
     problems += _drain_problems(data.get("drains"), node_plans)
+    problems += _kubelet_drift_problems(hosts, node_plans)
     problems += etcd_member_problems(hosts, by_node)
 
     mvp = data.get("mvp") or {}

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._drift import DriftError, drift, parse_dryrun
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._drift import (
+    DriftError,
+    drift,
+    kubelet_config_drift,
+    parse_dryrun,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DRYRUN = (FIXTURES / "kubeadm-v1.36.5-upgrade-node-phase-control-plane-dry-run.txt").read_text()
@@ -133,3 +138,64 @@ def test_nothing_is_compared_while_kubeadm_config_is_at_another_version():
     result = drift(ahead, live())
     assert result["compared"] == [] and result["lost"] == [] and result["altered"] == []
     assert result["skipped"] == "kubeadm-config is at v1.37.2, the manifests at v1.36.5 (an upgrade in progress)"
+
+
+# `kubeadm upgrade node phase kubelet-config --dry-run` (v1.36.5) on the lab's sslab-w1, and that worker's preflight
+# read at the same moment (its config.yaml, kubeadm-flags.env, /etc/default/kubelet and instance-config.yaml).
+KUBELET_DRYRUN = (FIXTURES / "kubeadm-v1.36.5-upgrade-node-phase-kubelet-config-dry-run.txt").read_text()
+NODE_READ = (FIXTURES / "kubelet-node-read-v1.36.5.txt").read_text()
+MARK = "#skewsafe-file "
+
+
+def node_read(edit=None):
+    """The worker's read, its config.yaml edited by ``edit``."""
+    parts = NODE_READ.split(f"{MARK}/var/lib/kubelet/config.yaml\n", 1)[1]
+    config, rest = parts.split(MARK, 1)
+    if edit:
+        document = yaml.safe_load(config)
+        edit(document)
+        config = yaml.safe_dump(document)
+    return f"{MARK}/var/lib/kubelet/config.yaml\n{config}\n{MARK}{rest}"
+
+
+def test_a_kubelet_configuration_as_kubeadm_wrote_it_has_no_drift():
+    result = kubelet_config_drift(KUBELET_DRYRUN, NODE_READ)
+    assert result == {"compared": ["/var/lib/kubelet/config.yaml"], "lost": [], "altered": [], "added": []}
+
+
+def test_the_nodes_instance_configuration_is_applied_as_kubeadm_does():
+    """The dry run reads instance-config.yaml from its scratch directory and falls back to the default socket; the
+    real step applies the node's own file. Without it the socket would look altered."""
+    config = NODE_READ.split(f"{MARK}/var/lib/kubelet/config.yaml\n", 1)[1].split(MARK, 1)[0]
+    result = kubelet_config_drift(KUBELET_DRYRUN, config)
+    assert result["altered"] == [
+        "containerRuntimeEndpoint: 'unix:///run/containerd/containerd.sock' -> 'unix:///var/run/containerd/containerd.sock'"
+    ]
+
+
+def test_a_node_local_kubelet_setting_would_be_lost_or_changed():
+    def tune(document):
+        document["maxPods"] = 150
+        document.setdefault("kubeReserved", {})["memory"] = "1Gi"
+        document["cgroupDriver"] = "cgroupfs"
+
+    result = kubelet_config_drift(KUBELET_DRYRUN, node_read(tune))
+    assert result["lost"] == ["kubeReserved.memory: '1Gi'", "maxPods: 150"]
+    assert result["altered"] == ["cgroupDriver: 'cgroupfs' -> 'systemd'"]
+
+
+def test_null_and_empty_kubelet_settings_are_not_lost():
+    def empty(document):
+        document.update(podCIDR=None, allowedUnsafeSysctls=[], systemReserved={}, providerID="")
+
+    assert kubelet_config_drift(KUBELET_DRYRUN, node_read(empty))["lost"] == []
+
+
+def test_a_node_read_without_the_kubelet_configuration_is_an_error():
+    with pytest.raises(DriftError, match=r"no readable /var/lib/kubelet/config\.yaml"):
+        kubelet_config_drift(KUBELET_DRYRUN, f"{MARK}/etc/default/kubelet\nKUBELET_EXTRA_ARGS=\n")
+
+
+def test_a_dry_run_without_the_kubelet_configuration_is_an_error():
+    with pytest.raises(DriftError, match="printed no kubelet configuration"):
+        kubelet_config_drift(DRYRUN, NODE_READ)

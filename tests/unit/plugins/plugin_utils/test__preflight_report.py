@@ -373,6 +373,37 @@ def test_manifest_drift_is_a_problem_unless_accepted(data):
     assert assess(data)["problems"] == []
 
 
+def test_kubelet_config_drift_is_a_problem_on_a_node_the_run_upgrades_unless_accepted(data):
+    drift = {
+        "compared": ["/var/lib/kubelet/config.yaml"],
+        "lost": ["kubeReserved.memory: '1Gi'"],
+        "altered": ["maxPods: 250 -> 110"],
+        "accepted": False,
+    }
+    data["hosts"]["w-1"]["kubelet_config_drift"] = drift
+    problems = assess(data)["problems"]
+    assert problems == [
+        "node w-1: kubeadm upgrade node rewrites /var/lib/kubelet/config.yaml from the ConfigMap kube-system/kubelet-config"
+        " (and the patches directory), which would drop or change: kubeReserved.memory: '1Gi'; maxPods: 250 -> 110."
+        " Carry them in that ConfigMap (every node) or a kubeletconfiguration patch in skewsafe_kubeadm_patches_dir"
+        " (this node), or accept the loss with skewsafe_accept_kubelet_config_drift=true"
+    ]
+    drift["accepted"] = True
+    assert assess(data)["problems"] == []
+    # a node whose kubelet already runs the target is not upgraded again: nothing of its file is rewritten
+    drift["accepted"] = False
+    data["hosts"]["w-1"]["kubelet_version"] = "v1.37.2"
+    assert not [p for p in assess(data)["problems"] if "kubelet-config" in p]
+    data["hosts"]["w-1"]["kubelet_config_drift"] = {
+        "compared": [],
+        "lost": [],
+        "altered": [],
+        "skipped": "dry run failed",
+    }
+    data["hosts"]["w-1"]["kubelet_version"] = "v1.36.5"
+    assert assess(data)["problems"] == []
+
+
 def test_a_control_plane_mid_upgrade_may_be_restarting(data):
     """Rerun right after a kill in `kubeadm upgrade apply`: cp-1's kube-apiserver runs the target and restarts,
     its kubelet cannot report (Node Unknown, its Pods not Ready). Not a problem there; anywhere else it is."""
