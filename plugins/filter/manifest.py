@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drift
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drift, _static_pod_stops
 
 
 def static_pod(value):
@@ -47,10 +47,18 @@ def kubelet_config_drift(dryrun_stdout, live_text):
         raise AnsibleFilterError(f"kubelet_config_drift: {exc}") from exc
 
 
+def static_pod_stops(read, default_grace=30):
+    try:
+        return _static_pod_stops.plan(read, default_grace)
+    except _static_pod_stops.StopPlanError as exc:
+        raise AnsibleFilterError(f"static_pod_stops: {exc}") from exc
+
+
 class FilterModule:
     def filters(self):
         return {
             "static_pod": static_pod,
             "manifest_drift": manifest_drift,
             "kubelet_config_drift": kubelet_config_drift,
+            "static_pod_stops": static_pod_stops,
         }

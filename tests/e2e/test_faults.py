@@ -22,7 +22,8 @@ apply renders its flag.
 (c) a worker after its packages were upgraded and before its kubelet restarted;
 (d) during the drain of a worker whose Pod has a long termination grace period;
 (f) a worker the operator cordoned before the run stays cordoned afterwards.
-After the last rerun everything is at the target and nothing was lost.
+After the last rerun everything is at the target and nothing was lost, and a static Pod kubeadm does not own on the
+third control plane (it traps SIGTERM and needs 8 s to stop) was given its grace period at its kubelet restart.
 """
 
 from __future__ import annotations
@@ -122,6 +123,31 @@ metadata: {{name: before-upgrade, namespace: default}}
 data: {{created: before}}
 """
 
+# A static Pod kubeadm does not own (as kube-vip or haproxy run in kubeadm's HA guide) that needs 8 s after SIGTERM:
+# the new kubelet would kill it as an orphan with 1 s, the kubelet step stops it first with its own 20 s.
+TERM_LOG = "/var/log/skewsafe-term/term.log"
+TERM_STOP_S = 8
+TERM_LOGGER = f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: term-logger, namespace: default}}
+spec:
+  terminationGracePeriodSeconds: 20
+  containers:
+  - name: term-logger
+    image: registry.k8s.io/kube-proxy:v{OLD}
+    imagePullPolicy: Never
+    command:
+    - /bin/bash
+    - -c
+    - >-
+      echo started $(date +%s) >>/log/term.log;
+      trap 'echo term $(date +%s) >>/log/term.log; sleep {TERM_STOP_S}; echo clean $(date +%s) >>/log/term.log; exit 0' TERM;
+      while :; do sleep 1; done
+    volumeMounts: [{{name: log, mountPath: /log}}]
+  volumes: [{{name: log, hostPath: {{path: /var/log/skewsafe-term, type: DirectoryOrCreate}}}}]
+"""
+
 done: dict[str, bool] = {}
 story: list[dict] = []  # per kill point: what the rerun did and how long it took, for the closing note
 
@@ -181,6 +207,11 @@ def test_workload_and_an_operator_cordon(lab, tmp_path):
     for deployment in ("steady", "pinned", "slow-stop"):
         lab.kubectl("rollout", "status", f"deployment/{deployment}", "--timeout=180s")
     lab.kubectl("cordon", OPERATORS)  # (f): after slow-stop is running there
+    lab.node_exec(THIRD, "sh", "-c", f"cat >/etc/kubernetes/manifests/term-logger.yaml <<'EOF'\n{TERM_LOGGER}EOF")
+    deadline = time.monotonic() + 120
+    while not lab.node_exec(THIRD, "crictl", "ps", "--name", "^term-logger$", "--state", "running", "--quiet").strip():
+        assert time.monotonic() < deadline, f"the static Pod term-logger does not run on {THIRD}"
+        time.sleep(2)
     watch["ready"] = ReadyWatcher(lab).start()
     done["workload"] = True
 
@@ -453,6 +484,14 @@ def test_the_last_rerun_converges_and_nothing_was_lost(lab):
     samples = watch["ready"].stop()
     assert len(samples) > 100, f"too few samples to judge: {len(samples)}"
     assert min(samples) >= 2, f"ready replicas of steady fell below minAvailable=2: {samples}"
+    # THIRD's kubelet restarted once (in (e)'s run): term-logger got SIGTERM and its time to stop, then started again.
+    events = [line.split() for line in lab.node_exec(THIRD, "cat", TERM_LOG).splitlines() if line.strip()]
+    stops = [(int(t), int(c)) for (k, t), (k2, c) in zip(events, events[1:]) if k == "term" and k2 == "clean"]
+    print(f"\nterm-logger on {THIRD}: {events}")
+    assert stops and all(c - t >= TERM_STOP_S for t, c in stops), f"term-logger was not given its grace: {events}"
+    assert [event[0] for event in events].count("term") == len(stops), f"a stop of term-logger was cut short: {events}"
+    assert events[-1][0] == "started", f"term-logger does not run again after the kubelet restart: {events}"
+    lab.node_exec(THIRD, "rm", "-f", "/etc/kubernetes/manifests/term-logger.yaml")
     lab.kubectl("uncordon", OPERATORS)
     (lab.logs / "faults-story.json").write_text(json.dumps(story, indent=2))
     print("\nfault story:\n" + "\n".join(json.dumps(s) for s in story))
