@@ -199,3 +199,11 @@ def test_a_node_read_without_the_kubelet_configuration_is_an_error():
 def test_a_dry_run_without_the_kubelet_configuration_is_an_error():
     with pytest.raises(DriftError, match="printed no kubelet configuration"):
         kubelet_config_drift(DRYRUN, NODE_READ)
+
+
+def test_nothing_is_compared_while_the_node_is_behind_kubeadm_config():
+    """A rerun after kubeadm upgrade apply: kubelet-config was re-uploaded with the target's defaults."""
+    ahead = KUBELET_DRYRUN.replace("kubernetesVersion: v1.36.5", "kubernetesVersion: v1.37.2")
+    result = kubelet_config_drift(ahead, node_read(lambda document: document.update(maxPods=150)))
+    assert result["compared"] == [] and result["lost"] == [] and result["altered"] == []
+    assert result["skipped"].startswith("kubeadm-config is at v1.37.2, this node's kubelet at v1.36.5")
