@@ -73,7 +73,12 @@ def test_apiserver_endpoint_carries_the_identity_the_cluster_knows():
 
 
 def test_static_pod_reads_slurp_results_text_and_documents():
-    assert set(manifest.FilterModule().filters()) == {"static_pod", "manifest_drift"}
+    assert set(manifest.FilterModule().filters()) == {
+        "static_pod",
+        "manifest_drift",
+        "kubelet_config_drift",
+        "static_pod_stops",
+    }
     static_pod = manifest.FilterModule().filters()["static_pod"]
     text = "spec:\n  containers:\n  - image: registry.k8s.io/kube-apiserver:v1.35.4\n    command: [kube-apiserver, --peer-ca-file=/p]\n"
     expected = {
@@ -138,3 +143,11 @@ def test_upgrade_left_to_do_is_registered_and_wraps_errors():
 def test_manifest_drift_wraps_its_errors():
     with pytest.raises(AnsibleFilterError, match="manifest_drift: the kubeadm dry run printed no manifest"):
         manifest.manifest_drift("[upgrade] nothing", {"/etc/kubernetes/manifests/kube-apiserver.yaml": "kind: Pod"})
+
+
+def test_the_kubelet_and_static_pod_filters_fail_as_filters():
+    filters = manifest.FilterModule().filters()
+    with pytest.raises(AnsibleFilterError, match="kubelet_config_drift: the kubeadm dry run printed no kubelet"):
+        filters["kubelet_config_drift"]("[upgrade] nothing\n", "kind: KubeletConfiguration\n")
+    with pytest.raises(AnsibleFilterError, match="static_pod_stops: the node read has no #skewsafe-containers"):
+        filters["static_pod_stops"]('{"items": []}')
