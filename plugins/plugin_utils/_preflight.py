@@ -170,10 +170,15 @@ def _kubelet_config_problems(text, target):
     ]
 
 
+def _upgraded(node_plans):
+    """The nodes whose kubelet the run upgrades (drained, their kubelet configuration rewritten)."""
+    return {p["node"] for p in node_plans if not p["action"].startswith("skip")}
+
+
 def _kubelet_drift_problems(hosts, node_plans):
     """Settings only a node's own kubelet configuration has, which ``kubeadm upgrade node`` would drop or change
     (``kubelet_config_drift``: the kubelet_config_drift filter's result on that node) on a node the run upgrades."""
-    upgraded = {p["node"] for p in node_plans if not p["action"].startswith("skip")}
+    upgraded = _upgraded(node_plans)
     problems = []
     for host, facts in hosts.items():
         node, drift = facts.get("node_name") or host, facts.get("kubelet_config_drift") or {}
@@ -190,7 +195,7 @@ def _kubelet_drift_problems(hosts, node_plans):
 
 def _drain_problems(drains, node_plans):
     """A node whose kubelet is upgraded is drained: a Pod that would stop its drain (node_drain in check mode)."""
-    drained = {p["node"] for p in node_plans if not p["action"].startswith("skip")}
+    drained = _upgraded(node_plans)
     problems = []
     for result in drains or []:
         node = result.get("item") or result.get("name")
