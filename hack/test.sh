@@ -62,14 +62,18 @@ declare -A bg_pid bg_start
 # lab's containers run in a group of their own (lab/dockerd.sh --cgroup-parent), one entity of weight 1024 against
 # each niced process at the root. Likely why e2e took 2,647 s beside three harness pairs (CI, 2026-12-06) against
 # 1,649 s beside two (2026-12-04): inferred, not measured. No writable v1 cpu hierarchy (cgroup v2): nice alone.
+# Not the harness tests: at weight 128 beside the busy lab (1024) four harness pytests starved (CI, 2026-12-07:
+# every cluster's kube-apiserver exited on "unable to initialize APF bootstrap configuration" as etcd answered too
+# late, 120 s /readyz timeouts in all pairs at load 30-37; one harness up is ~30 s of CPU). They get the lab's weight.
 BACKGROUND_CPU_SHARES=128
-cpu_background() {  # cpu_background PID
-  local group=/sys/fs/cgroup/cpu/skewsafe-background
+HARNESS_CPU_SHARES=1024
+cpu_group() {  # cpu_group NAME SHARES PID
+  local group=/sys/fs/cgroup/cpu/$1
   [ -w /sys/fs/cgroup/cpu/cgroup.procs ] || return 0
-  mkdir -p "$group" && echo "$BACKGROUND_CPU_SHARES" >"$group/cpu.shares" && echo "$1" >"$group/cgroup.procs"
+  mkdir -p "$group" && echo "$2" >"$group/cpu.shares" && echo "$3" >"$group/cgroup.procs"
 }
-run_tier_bg() {
-  local name=$1 fn=$2
+run_tier_bg() {  # run_tier_bg NAME FUNCTION [CPU_GROUP CPU_SHARES]
+  local name=$1 fn=$2 group=${3:-skewsafe-background} shares=${4:-$BACKGROUND_CPU_SHARES}
   selected "$name" || return 0
   if [ -n "${TEST_SERIAL:-}" ]; then run_tier "$name" "$fn"; return 0; fi
   order+=("$name")
@@ -78,7 +82,7 @@ run_tier_bg() {
   # the end time is the tier's own, not the join's ($SECONDS carries on in a subshell)
   (
     renice -n 10 -p "$BASHPID" >/dev/null || exit
-    cpu_background "$BASHPID" || echo "no cpu cgroup for this tier: niced only"
+    cpu_group "$group" "$shares" "$BASHPID" || echo "no cpu cgroup for this tier: niced only"
     ("$fn")
     rc=$?
     echo "$SECONDS" >"$logs/.$name.end"
@@ -261,12 +265,22 @@ tier_binaries() {
 # (K8S_OLD_VERSION-K8S_NEW_VERSION) has the tests of the lab's versions alone as well (44 against 29 and 23): its
 # MVP modules and the rest run as two pytests, or it ran on alone for 8 to 11 minutes after the others (CI rehearsal,
 # 2026-12-06: pairs 2,164 s and 2,298 s, the lab pair longer, the machine idle beside it). Module-scoped clusters are
-# per module, so the split boots no cluster twice. INTEGRATION_SERIAL=1 runs them one after the other.
+# per module, so the split boots no cluster twice. At most INTEGRATION_JOBS pytests at once (default 3: four at
+# once beside the lab starved, see HARNESS_CPU_SHARES); INTEGRATION_SERIAL=1 runs them one after the other.
 INTEGRATION_MVP_MODULES="tests/integration/test_mvp_check.py tests/integration/test_mvp_real_apiservers.py"
+integration_run() {  # integration_run RUN PATH...: one harness pytest; its exit code in $logs/.integration-RUN.rc
+  local run=$1 p rc=0
+  shift
+  p=${run%-mvp} && p=${p%-rest}
+  SKEWSAFE_HARNESS_PAIR=$p PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest "$@" \
+    -q -p no:cacheprovider --durations=5 >"$logs/integration-$run.log" 2>&1 || rc=$?
+  echo "$rc" >"$logs/.integration-$run.rc"
+}
 tier_integration() {
   set -e
   cd "$repo"
-  local pairs lab_pair p run name rc=0 pids=() runs=() rest=() paths=()
+  local pairs lab_pair p run name rc=0 runs=() rest=() paths=() jobs=${INTEGRATION_JOBS:-3}
+  [ -z "${INTEGRATION_SERIAL:-}" ] || jobs=1
   pairs=$(cd "$repo/tests/harness" && in_venv python -c \
     'from skewsafe_harness.pins import harness_pairs; print(" ".join(f"{o}-{n}" for o, n in harness_pairs()))')
   lab_pair=$(cd "$repo/tests/harness" && in_venv python -c \
@@ -276,22 +290,25 @@ tier_integration() {
   for p in $pairs; do
     if [ "$p" = "$lab_pair" ]; then runs+=("$p-mvp" "$p-rest"); else runs+=("$p"); fi
   done
+  rm -f "$logs"/.integration-*.rc
+  # first: the component feature-gate table preflight uses, re-measured on the real binaries (~2 min)
+  { in_venv python hack/feature_gates.py --check >"$logs/integration-feature-gates.log" 2>&1 && echo 0 || echo 1; } \
+    >"$logs/.integration-feature-gates.rc" &
   for run in "${runs[@]}"; do
     case $run in
-      *-mvp) p=${run%-mvp} && read -ra paths <<<"$INTEGRATION_MVP_MODULES" ;;
-      *-rest) p=${run%-rest} && paths=("${rest[@]}") ;;
-      *) p=$run && paths=(tests/integration) ;;
+      *-mvp) read -ra paths <<<"$INTEGRATION_MVP_MODULES" ;;
+      *-rest) paths=("${rest[@]}") ;;
+      *) paths=(tests/integration) ;;
     esac
-    SKEWSAFE_HARNESS_PAIR=$p PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest "${paths[@]}" \
-      -q -p no:cacheprovider --durations=5 >"$logs/integration-$run.log" 2>&1 &
-    if [ -n "${INTEGRATION_SERIAL:-}" ]; then wait $! || rc=1; else pids+=($!); fi
+    while [ "$(jobs -pr | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    integration_run "$run" "${paths[@]}" &
   done
-  # beside them: the component feature-gate table preflight uses, re-measured on the real binaries (~2 min)
-  in_venv python hack/feature_gates.py --check >"$logs/integration-feature-gates.log" 2>&1 &
-  pids+=($!)
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
-  for name in "${runs[@]}"; do echo "=== harness pair $name"; cat "$logs/integration-$name.log"; done
-  echo "=== component feature gates"; cat "$logs/integration-feature-gates.log"
+  wait
+  for name in "${runs[@]}" feature-gates; do
+    echo "=== integration-$name"
+    cat "$logs/integration-$name.log"
+    [ "$(cat "$logs/.integration-$name.rc" 2>/dev/null)" = 0 ] || { echo "=== $name: FAILED"; rc=1; }
+  done
   return "$rc"
 }
 
@@ -441,7 +458,7 @@ else
   # 10.77/16; the lab is on 10.214/16) run niced beside it. TEST_SERIAL=1 runs every tier in the foreground.
   if $bins_ok; then
     lab_prebuild_start
-    run_tier_bg integration tier_integration
+    run_tier_bg integration tier_integration skewsafe-harness "$HARNESS_CPU_SHARES"
   fi
   run_tier_bg newer-core tier_newer_core
   for t in e2e:tier_e2e harness-extra:tier_harness_extra faults:tier_faults shapes:tier_shapes paths:tier_paths; do
