@@ -526,6 +526,8 @@ def test_no_two_control_planes_were_down_at_once(lab):
     print(f"\ncontrol-plane health samples: {json.dumps(summary)}")
     assert summary["samples"] > 300, summary
     assert summary["quorum_lost_samples"] == 0, summary
+    # a member that timed out beside one stopped: one slow sample on a loaded machine, never a long run
+    assert summary["longest_quorum_unknown_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary
     assert summary["longest_two_unhealthy_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary
     # samples in which the loaded machine answered nothing at all: few, and none long enough to hide an outage
     assert summary["unanswered_samples"] <= max(5, summary["samples"] // 100), summary

@@ -45,9 +45,27 @@ def test_a_sample_where_every_request_timed_out_is_a_stall_counted_apart():
     assert summary["samples"] == 2 and summary["quorum_lost_samples"] == 0, summary
 
 
-def test_timeouts_beside_a_refusal_are_no_stall():
+def test_timeouts_beside_a_refusal_are_no_stall_and_the_quorum_is_unknown_not_lost():
     summary = summarize(_samples([UP] * 3, [TIMED_OUT, TIMED_OUT, RESTARTING], [UP] * 3))
-    assert summary["unanswered_samples"] == 0 and summary["quorum_lost_samples"] == 1, summary
+    assert summary["unanswered_samples"] == 0 and summary["quorum_lost_samples"] == 0, summary
+    assert summary["quorum_unknown_samples"] == 1 and summary["longest_quorum_unknown_s"] == 1.0, summary
+
+
+def test_one_member_stopped_and_one_slow_for_a_sample_is_measured_apart():
+    """CI, 2026-12-07: cp1 stopped for its kubelet restart, cp2 timed out for one sample, cp3 served."""
+    summary = summarize(_samples([RESTARTING, UP, UP], [RESTARTING, TIMED_OUT, UP], [RESTARTING, UP, UP]))
+    assert summary["quorum_lost_samples"] == 0 and summary["quorum_unknown_samples"] == 1, summary
+    assert summary["longest_two_unhealthy_s"] == 1.0, summary
+
+
+def test_two_members_refusing_beside_a_slow_one_is_a_lost_quorum():
+    summary = summarize(_samples([UP] * 3, [RESTARTING, RESTARTING, TIMED_OUT], [UP] * 3))
+    assert summary["quorum_lost_samples"] == 1 and summary["quorum_unknown_samples"] == 0, summary
+
+
+def test_a_long_unknown_quorum_is_measured_so_the_story_can_refuse_it():
+    summary = summarize(_samples([UP] * 3, *[[RESTARTING, TIMED_OUT, UP]] * 5, [UP] * 3))
+    assert summary["longest_quorum_unknown_s"] == 5.0, summary
 
 
 def test_a_long_stall_is_measured_so_the_story_can_refuse_it():
