@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drift, _static_pod_stops
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drift, _etcd_drift, _static_pod_stops
 
 
 def static_pod(value):
@@ -47,6 +47,20 @@ def kubelet_config_drift(dryrun_stdout, live_text):
         raise AnsibleFilterError(f"kubelet_config_drift: {exc}") from exc
 
 
+def etcd_render_config(cluster_configuration, apiserver_manifest, node_name):
+    try:
+        return _etcd_drift.render_config(cluster_configuration, apiserver_manifest, node_name)
+    except _etcd_drift.EtcdDriftError as exc:
+        raise AnsibleFilterError(f"etcd_render_config: {exc}") from exc
+
+
+def etcd_manifest_drift(dryrun_stdout, live_text):
+    try:
+        return _etcd_drift.drift(dryrun_stdout, live_text)
+    except _etcd_drift.EtcdDriftError as exc:
+        raise AnsibleFilterError(f"etcd_manifest_drift: {exc}") from exc
+
+
 def static_pod_stops(read, default_grace=30):
     try:
         return _static_pod_stops.plan(read, default_grace)
@@ -60,5 +74,7 @@ class FilterModule:
             "static_pod": static_pod,
             "manifest_drift": manifest_drift,
             "kubelet_config_drift": kubelet_config_drift,
+            "etcd_render_config": etcd_render_config,
+            "etcd_manifest_drift": etcd_manifest_drift,
             "static_pod_stops": static_pod_stops,
         }

@@ -77,6 +77,8 @@ def test_static_pod_reads_slurp_results_text_and_documents():
         "static_pod",
         "manifest_drift",
         "kubelet_config_drift",
+        "etcd_render_config",
+        "etcd_manifest_drift",
         "static_pod_stops",
     }
     static_pod = manifest.FilterModule().filters()["static_pod"]
@@ -151,3 +153,7 @@ def test_the_kubelet_and_static_pod_filters_fail_as_filters():
         filters["kubelet_config_drift"]("[upgrade] nothing\n", "kind: KubeletConfiguration\n")
     with pytest.raises(AnsibleFilterError, match="static_pod_stops: the node read has no #skewsafe-containers"):
         filters["static_pod_stops"]('{"items": []}')
+    with pytest.raises(AnsibleFilterError, match="etcd_manifest_drift: the kubeadm dry run printed no etcd manifest"):
+        filters["etcd_manifest_drift"]("[etcd] nothing\n", "kind: Pod\n")
+    with pytest.raises(AnsibleFilterError, match="etcd_render_config: no node name"):
+        filters["etcd_render_config"]("apiVersion: v1beta4\nkind: ClusterConfiguration\n", "kind: Pod\n", "")
