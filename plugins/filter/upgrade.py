@@ -47,6 +47,7 @@ def upgrade_report(
     check_mode=False,
     failures=None,
     reach=None,
+    compared=None,
 ):
     not_reached = _report.without_record(hosts or [], host_records or [], target)
     return _report.build(
@@ -61,6 +62,7 @@ def upgrade_report(
         failures=failures or [],
         hosts=hosts or [],
         unreachable=_report.unreachable_hosts(reach),
+        compared=compared,
     )
 
 

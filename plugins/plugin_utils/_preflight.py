@@ -193,6 +193,28 @@ def _kubelet_drift_problems(hosts, node_plans):
     return problems
 
 
+def comparisons(hosts):
+    """Per node what was compared with kubeadm's renderings before the first change, and why anything was not:
+    ``[{node, compared, not_compared}]`` from the ``manifest_drift`` and ``kubelet_config_drift`` facts."""
+    rows = []
+    for host, facts in hosts.items():
+        manifests, kubelet = facts.get("manifest_drift") or {}, facts.get("kubelet_config_drift") or {}
+        not_compared = [
+            f"{what}: {reason}"
+            for what, reason in (
+                ("control-plane manifests", manifests.get("skipped")),
+                ("etcd manifest", manifests.get("etcd_skipped")),
+                ("kubelet configuration", kubelet.get("skipped")),
+            )
+            if reason
+        ]
+        if facts.get("etcd") == "external":
+            not_compared.append("etcd manifest: external etcd (no member on this node for kubeadm to render)")
+        compared = list(manifests.get("compared") or []) + list(kubelet.get("compared") or [])
+        rows.append({"node": facts.get("node_name") or host, "compared": compared, "not_compared": not_compared})
+    return rows
+
+
 def _drain_problems(drains, node_plans):
     """A node whose kubelet is upgraded is drained: a Pod that would stop its drain (node_drain in check mode)."""
     drained = _upgraded(node_plans)
@@ -431,4 +453,5 @@ def assess(data):
         "plan": node_plans,
         "order": run_order,
         "mvp_proved": mvp_proved,
+        "compared": comparisons(hosts),
     }

@@ -131,6 +131,7 @@ def build(
     failures=(),
     hosts=(),
     unreachable=None,
+    compared=None,
 ):
     """Normalise per-node records (the ``*_upgrade_result`` facts of the roles) into one report dict.
 
@@ -138,7 +139,8 @@ def build(
     or left out): the report says so, never a finished upgrade. ``failures``: the failure records of the run's hosts
     (status ``failed``); a failed host is listed as failed, not as not reached. ``hosts``: every inventory host, in
     order, for the per-host outcome list. ``unreachable``: host -> message for the hosts without a record a last try
-    could not reach (status ``failed``, listed in ``unreachable``)."""
+    could not reach (status ``failed``, listed in ``unreachable``). ``compared``: the preflight's per-node list of
+    what was compared with kubeadm's renderings before the first change (``preflight_result.compared``)."""
     rows, want = [], str(target).lstrip("v")
     for node in nodes or []:
         # A row for another target is a fact left by an earlier hop of the same run (upgrade_path.yml)
@@ -170,6 +172,7 @@ def build(
         "kept_cordoned": [r["node"] for r in rows if r.get("kept_cordoned")],
         "order": run_order(rows),
         "etcd_backup": etcd_backup,
+        "compared": list(compared or []),
     }
 
 
@@ -228,6 +231,14 @@ def markdown(report):
         for n, step in enumerate(report["order"], 1):
             took = f", {step['seconds']} s" if step.get("seconds") is not None else ""
             lines.append(f"{n}. {step.get('node')}: {step.get('step')} ({step.get('action')}){took}")
+    if report.get("compared"):
+        lines += ["", "## Compared with kubeadm's renderings before the first change", ""]
+        for row in report["compared"]:
+            missed = "; ".join(row.get("not_compared") or [])
+            lines.append(
+                f"- {row.get('node')}: {', '.join(row.get('compared') or []) or 'nothing'}"
+                + (f"; not compared: {missed}" if missed else "")
+            )
     evidence = [
         (row.get("node"), p) for row in report.get("nodes", []) for p in (row.get("mvp") or {}).get("probes") or []
     ]

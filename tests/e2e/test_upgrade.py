@@ -27,6 +27,7 @@ from health_sampler import Sampler, lab_control_planes, summarize
 PEER_CA = "/etc/kubernetes/pki/ca.crt"
 WRONG_PEER_CA = "/etc/kubernetes/pki/front-proxy-ca.crt"
 MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml"
+ETCD_MANIFEST = "/etc/kubernetes/manifests/etcd.yaml"
 TARGET = f"skewsafe_kubernetes_version={NEW}"
 
 WORKLOAD = """
@@ -245,16 +246,21 @@ def test_signed_repository_key_is_checked_by_fingerprint(lab, tmp_path):
 
 def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_file(lab):
     """A node's own KubeletConfiguration carries a gate the target's kubelet no longer knows (from the table measured
-    on the real binaries), and a Pod without a controller runs on the other worker: preflight stops before any change
-    and names the node and the file, and the Pod that would stop that node's drain. The kubelet is not restarted
-    meanwhile; the file is put back and the Pod deleted."""
+    on the real binaries), a Pod without a controller runs on the other worker, and one control plane's etcd manifest
+    has a flag kubeadm-config does not carry: preflight stops before any change and names the node and the file, the
+    Pod that would stop that node's drain, and the etcd flag the upgrade's re-render would drop; it says what it
+    compared on each node (kubeadm's renderings of the three components, etcd and the kubelet configuration). The
+    kubelet is not restarted meanwhile; the files are put back (etcd restarts with its own manifest and must be
+    healthy again) and the Pod deleted."""
     from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._component_gates_table import REMOVED
 
     new_minor, old_minor = int(NEW.split(".")[1]), int(OLD.split(".")[1])
     removed = REMOVED["kube-controller-manager"]
     gate = sorted(set(removed.get(new_minor, ())) - set(removed.get(old_minor, ())))[0]
     node, config = WORKERS[0], "/var/lib/kubelet/config.yaml"
+    etcd_node, etcd_flag = CONTROL_PLANES[1], "--quota-backend-bytes=4294967296"
     lab.node_exec(node, "cp", "-p", config, "/root/kubelet-config.yaml.e2e")
+    lab.node_exec(etcd_node, "cp", "-p", ETCD_MANIFEST, "/root/etcd.yaml.e2e")  # not in the manifests directory
     lab.kubectl(
         "run",
         "debug",
@@ -264,6 +270,8 @@ def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_fil
     )
     try:
         lab.node_exec(node, "sh", "-c", f"printf 'featureGates:\\n  {gate}: true\\n' >>{config}")
+        lab.node_exec(etcd_node, "sed", "-i", f"s|^    - --snapshot-count=10000$|&\\n    - {etcd_flag}|", ETCD_MANIFEST)
+        assert etcd_flag in lab.node_exec(etcd_node, "cat", ETCD_MANIFEST)
         run = lab.playbook("preflight", "-e", TARGET)
         assert run.returncode != 0, run.tail()
         expected = f"node {node}: {config}: feature-gates {gate}: kubelet 1.{new_minor} no longer knows this gate"
@@ -271,13 +279,38 @@ def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_fil
         assert "kubeadm upgrade node rewrites this file from them" in run.output, run.tail()
         bare = f"node {WORKERS[1]}: its drain would stop at default/debug (no controller: nothing would recreate it)"
         assert bare in run.output, run.tail()
+        assert f"node {etcd_node}: the live control-plane manifests differ" in run.output, run.tail()
+        assert f"drop or change: etcd: flag {etcd_flag}." in run.output, run.tail()
+        for cp in (CONTROL_PLANES[0], CONTROL_PLANES[2]):
+            compared = f"{cp}: compared kube-apiserver, kube-controller-manager, kube-scheduler, etcd, {config}"
+            assert compared in run.output, run.tail()
+            assert f"{cp}: the live control-plane manifests differ" not in run.output, run.tail()
         print(
-            f"\npreflight with {gate} in {node}'s {config} and a bare Pod on {WORKERS[1]}: stopped in"
-            f" {run.seconds:.0f}s naming the node and file, and the Pod"
+            f"\npreflight with {gate} in {node}'s {config}, a bare Pod on {WORKERS[1]} and {etcd_flag} in"
+            f" {etcd_node}'s etcd manifest: stopped in {run.seconds:.0f}s naming the node and file, the Pod and the flag"
         )
     finally:
         lab.node_exec(node, "cp", "-p", "/root/kubelet-config.yaml.e2e", config)
+        lab.node_exec(etcd_node, "cp", "-p", "/root/etcd.yaml.e2e", ETCD_MANIFEST)
         lab.kubectl("delete", "pod", "debug", "--grace-period=0", "--force", "--wait=true", check=False)
+        lab.wait_for(
+            lambda: etcd_serves_its_manifest(lab, etcd_node, etcd_flag),
+            240,
+            f"{etcd_node}'s etcd running its own manifest again and healthy",
+        )
+
+
+def etcd_serves_its_manifest(lab, node, gone_flag):
+    """The node's etcd process runs without ``gone_flag`` and its member answers healthy through its own client."""
+    pki = "/etc/kubernetes/pki/etcd"
+    pattern = f"[{gone_flag[0]}]{gone_flag[1:]}"  # a bracket so that this shell's own command line does not match
+    script = (
+        f"! pgrep -f -- '{pattern}' >/dev/null && pgrep -x etcd >/dev/null"
+        " && cid=$(crictl ps --name '^etcd$' --state running -q | head -n 1) && [ -n \"$cid\" ]"
+        f' && crictl exec "$cid" etcdctl --endpoints=https://127.0.0.1:2379 --cacert={pki}/ca.crt'
+        f" --cert={pki}/healthcheck-client.crt --key={pki}/healthcheck-client.key endpoint health"
+    )
+    return "is healthy" in lab.node_exec(node, "sh", "-c", script, check=False)
 
 
 def test_mvp_enable_turns_it_on_and_a_rerun_changes_nothing(lab):

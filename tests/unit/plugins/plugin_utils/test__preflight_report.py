@@ -554,3 +554,61 @@ def test_a_host_the_last_try_could_not_reach_fails_the_run_and_is_named_unreacha
     # reachable, only left out (--limit, --tags): incomplete, as before
     left_out = upgrade_report([done], "1.37.2", hosts=["cp1", "w2"], host_records=[{"cp1": done}], reach=reach[1:2])
     assert left_out["status"] == "incomplete" and left_out["unreachable"] == [], left_out
+
+
+def test_etcd_drift_joins_the_control_plane_drift_problem_and_each_node_says_what_was_compared(data):
+    """The preflight role adds the etcd comparison to manifest_drift (etcd_drift.yml); the assessment lists per
+    node what it compared and why anything was not."""
+    data["hosts"]["cp-1"]["manifest_drift"] = {
+        "compared": ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"],
+        "lost": ["etcd: flag --quota-backend-bytes=8589934592"],
+        "altered": [],
+        "accepted": False,
+        "etcd_skipped": None,
+    }
+    data["hosts"]["cp-2"]["manifest_drift"] = {
+        "compared": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"],
+        "lost": [],
+        "altered": [],
+        "etcd_skipped": "etcd runs 3.6.6-0, the installed kubeadm renders 3.6.8-0 (...): not comparable",
+    }
+    data["hosts"]["w-1"]["kubelet_config_drift"] = {"compared": [], "lost": [], "altered": [], "skipped": "behind"}
+    result = assess(data)
+    assert [p for p in result["problems"] if "etcd" in p] == [
+        "node cp-1: the live control-plane manifests differ from what kubeadm renders from kubeadm-config (and the"
+        " patches directory), so the next re-render would drop or change: etcd: flag --quota-backend-bytes=8589934592."
+        " Put these into kubeadm-config (extraArgs, extraVolumes) or a kubeadm patches directory"
+        " (skewsafe_kubeadm_patches_dir), or accept the loss with skewsafe_accept_manifest_drift=true"
+    ]
+    by_node = {row["node"]: row for row in result["compared"]}
+    assert by_node["cp-1"] == {
+        "node": "cp-1",
+        "compared": ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"],
+        "not_compared": [],
+    }
+    assert by_node["cp-2"]["not_compared"] == [
+        "etcd manifest: etcd runs 3.6.6-0, the installed kubeadm renders 3.6.8-0 (...): not comparable"
+    ]
+    assert by_node["w-1"] == {"node": "w-1", "compared": [], "not_compared": ["kubelet configuration: behind"]}
+    data["hosts"]["cp-1"]["manifest_drift"]["accepted"] = True
+    assert not [p for p in assess(data)["problems"] if "etcd" in p]
+    data["hosts"]["cp-2"]["etcd"] = "external"
+    data["hosts"]["cp-2"]["manifest_drift"].pop("etcd_skipped")
+    by_node = {row["node"]: row for row in assess(data)["compared"]}
+    assert by_node["cp-2"]["not_compared"] == [
+        "etcd manifest: external etcd (no member on this node for kubeadm to render)"
+    ]
+
+
+def test_report_lists_what_was_compared_on_each_node():
+    compared = [
+        {"node": "cp-1", "compared": ["kube-apiserver", "etcd", "/var/lib/kubelet/config.yaml"], "not_compared": []},
+        {"node": "w-1", "compared": [], "not_compared": ["kubelet configuration: behind"]},
+    ]
+    report = build([], "1.37.2", compared=compared)
+    assert report["compared"] == compared
+    text = markdown(report)
+    assert "## Compared with kubeadm's renderings before the first change" in text
+    assert "- cp-1: kube-apiserver, etcd, /var/lib/kubelet/config.yaml\n" in text
+    assert "- w-1: nothing; not compared: kubelet configuration: behind\n" in text
+    assert "## Compared" not in markdown(build([], "1.37.2"))
