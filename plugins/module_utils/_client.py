@@ -46,6 +46,23 @@ except ImportError:  # pragma: no cover - kubernetes depends on urllib3
 # Seconds for one API request of the typed client (a hung API server must not stall a run).
 REQUEST_TIMEOUT = 30
 
+# A request the server never received is tried again, with backoff: refused or timed-out connections and TLS handshakes
+# cut short (a balancer in front of a restarting or loaded kube-apiserver; CI, 2026-12-07: a preflight stopped on one
+# SSLEOFError through the lab's haproxy at load 70, urllib3's default retries spent within milliseconds). urllib3 calls
+# a reset during the handshake a read error, as it calls one after the request was sent: such errors are tried once
+# more, and only for GET and HEAD (a write that may have reached the server is never repeated; a hung server fails a
+# read after two REQUEST_TIMEOUTs).
+RETRY = {
+    "total": 4,
+    "connect": 4,
+    "other": 4,
+    "read": 1,
+    "redirect": 0,
+    "status": 0,
+    "backoff_factor": 0.5,
+    "allowed_methods": frozenset({"GET", "HEAD"}),
+}
+
 # kubeadm writes the admin kubeconfig here on every control-plane node.
 KUBEADM_ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf"
 
@@ -116,6 +133,7 @@ def load_configuration(params):
     if params.get("client_key"):
         configuration.key_file = params["client_key"]
     configuration.verify_ssl = True
+    configuration.retries = urllib3.util.Retry(**RETRY)
     return configuration
 
 
