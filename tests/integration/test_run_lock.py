@@ -19,6 +19,9 @@ import yaml
 from conftest import LAB_PAIR, only_pairs
 
 DURATION = 15
+# The lock the second run must find held: long enough that the second module run, however loaded the machine, comes
+# before it expires (CI, 2026-12-07 at load 70: two module runs took longer than 15 s, and the second took over).
+HELD_DURATION = 60
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +86,14 @@ def holding_playbook(harness, tmp_path, seconds):
 @only_pairs([LAB_PAIR], "the lab's versions (the Lease API does not depend on them)")
 def test_a_second_run_stops_and_names_the_first_then_takes_over_once_it_expired(server, ansible_module, pair):
     delete_lease(server)
-    first = lock(ansible_module, server, playbook="mvp_enable")
+    first = lock(ansible_module, server, playbook="mvp_enable", duration=HELD_DURATION)
     assert not first.get("failed") and first["action"] == "create", first
     second = lock(ansible_module, server, wait=0)
     assert second["failed"], second
     assert "another run holds this cluster's upgrade lock (Lease kube-system/skewsafe-kubeadm-upgrade)" in second["msg"]
     assert "playbook mvp_enable" in second["msg"] and "Nothing was changed" in second["msg"], second["msg"]
     print(f"\nsecond run, seconds after the first: {second['msg']}")
-    time.sleep(DURATION + 2)  # nobody renews the first (renew=false): it expires
+    time.sleep(HELD_DURATION + 2)  # nobody renews the first (renew=false): it expires
     third = lock(ansible_module, server)
     assert not third.get("failed") and third["action"] == "take_over", third
     assert "playbook mvp_enable" in third["taken_over_from"] and third["expired_for"] >= 0, third
