@@ -265,8 +265,8 @@ tier_binaries() {
 # (K8S_OLD_VERSION-K8S_NEW_VERSION) has the tests of the lab's versions alone as well (44 against 29 and 23): its
 # MVP modules and the rest run as two pytests, or it ran on alone for 8 to 11 minutes after the others (CI rehearsal,
 # 2026-12-06: pairs 2,164 s and 2,298 s, the lab pair longer, the machine idle beside it). Module-scoped clusters are
-# per module, so the split boots no cluster twice. At most INTEGRATION_JOBS pytests at once (default 3: four at
-# once beside the lab starved, see HARNESS_CPU_SHARES); INTEGRATION_SERIAL=1 runs them one after the other.
+# per module, so the split boots no cluster twice. At most INTEGRATION_JOBS pytests at once (default 2: four at
+# once starved, see HARNESS_CPU_SHARES); INTEGRATION_SERIAL=1 runs them one after the other.
 INTEGRATION_MVP_MODULES="tests/integration/test_mvp_check.py tests/integration/test_mvp_real_apiservers.py"
 integration_run() {  # integration_run RUN PATH...: one harness pytest; its exit code in $logs/.integration-RUN.rc
   local run=$1 p rc=0
@@ -279,7 +279,7 @@ integration_run() {  # integration_run RUN PATH...: one harness pytest; its exit
 tier_integration() {
   set -e
   cd "$repo"
-  local pairs lab_pair p run name rc=0 runs=() rest=() paths=() jobs=${INTEGRATION_JOBS:-3}
+  local pairs lab_pair p run name rc=0 runs=() rest=() paths=() jobs=${INTEGRATION_JOBS:-2}
   [ -z "${INTEGRATION_SERIAL:-}" ] || jobs=1
   pairs=$(cd "$repo/tests/harness" && in_venv python -c \
     'from skewsafe_harness.pins import harness_pairs; print(" ".join(f"{o}-{n}" for o, n in harness_pairs()))')
@@ -310,6 +310,15 @@ tier_integration() {
     [ "$(cat "$logs/.integration-$name.rc" 2>/dev/null)" = 0 ] || { echo "=== $name: FAILED"; rc=1; }
   done
   return "$rc"
+}
+
+# Integration as soon as the host packages are in, beside the static tiers: it waits for the binaries tier here.
+tier_integration_when_built() {
+  if selected binaries; then
+    until [ -f "$logs/.binaries.rc" ]; do sleep 5; done
+    [ "$(cat "$logs/.binaries.rc")" = 0 ] || { echo "the binaries tier failed: no harness"; return 1; }
+  fi
+  tier_integration
 }
 
 tier_newer_core() {
@@ -442,6 +451,11 @@ else
   run_tier_bg binaries tier_binaries
   run_tier host-deps tier_host_deps
   [ "${status[host-deps]:-passed}" != passed ] || lab_boot_start
+  # The harness pairs and the newer ansible-core's container beside the static tiers, and never beside e2e: on two
+  # cores the lab story beside four harness pytests starved (CI, 2026-12-07, load 70: ansible's become timed out
+  # after 12 s, a TLS handshake through the lab's balancer was cut) or starved them (at weight 128).
+  run_tier_bg integration tier_integration_when_built skewsafe-harness "$HARNESS_CPU_SHARES"
+  run_tier_bg newer-core tier_newer_core
   run_tier ruff tier_ruff
   run_tier shellcheck tier_shellcheck
   run_tier ansible-lint tier_ansible_lint
@@ -453,17 +467,13 @@ else
   join_tier binaries
   bins_ok=true
   [ "${status[binaries]:-passed}" = passed ] || bins_ok=false
-  # e2e keeps well under one core busy (measured 41 % of two on an empty machine): the lab's builds, the newer
-  # ansible-core's tier (its own container) and the harness tests (loopback and their own network namespaces,
-  # 10.77/16; the lab is on 10.214/16) run niced beside it. TEST_SERIAL=1 runs every tier in the foreground.
+  # The lab's builds run niced beside what is left of them. TEST_SERIAL=1 runs every tier in the foreground.
   if $bins_ok; then
     lab_prebuild_start
-    run_tier_bg integration tier_integration skewsafe-harness "$HARNESS_CPU_SHARES"
   fi
-  run_tier_bg newer-core tier_newer_core
   for t in e2e:tier_e2e harness-extra:tier_harness_extra faults:tier_faults shapes:tier_shapes paths:tier_paths; do
-    # the harness trio is not started beside the pairs of integration
-    [ "${t%%:*}" != harness-extra ] || join_tier integration
+    # neither a lab story nor the harness trio beside the pairs of integration
+    selected "${t%%:*}" && join_tier integration
     if $bins_ok; then
       case ${t%%:*} in e2e | faults | shapes | paths) lab_prebuild_wait ;; esac
       [ "${t%%:*}" != e2e ] || lab_boot_wait
@@ -475,7 +485,7 @@ else
   lab_prebuild_wait
   lab_boot_wait
   if ! $bins_ok; then
-    for t in integration e2e harness-extra faults shapes paths; do
+    for t in e2e harness-extra faults shapes paths; do
       selected "$t" || continue
       order+=("$t"); status[$t]="FAILED (not run: upstream binaries missing)"; duration[$t]=0; failed=1
     done
