@@ -67,10 +67,14 @@ declare -A bg_pid bg_start
 # late, 120 s /readyz timeouts in all pairs at load 30-37; one harness up is ~30 s of CPU). They get the lab's weight.
 BACKGROUND_CPU_SHARES=128
 HARNESS_CPU_SHARES=1024
-cpu_group() {  # cpu_group NAME SHARES PID
+# ... while a lab story runs beside them: half the lab's weight. Harness pytests at the lab's weight beside e2e pushed
+# the load to 70 (ansible's become timed out after 12 s; a TLS handshake through the lab's balancer was cut).
+HARNESS_BESIDE_LAB_CPU_SHARES=512
+cpu_group() {  # cpu_group NAME SHARES [PID]: the group's weight, and PID moved into it
   local group=/sys/fs/cgroup/cpu/$1
   [ -w /sys/fs/cgroup/cpu/cgroup.procs ] || return 0
-  mkdir -p "$group" && echo "$2" >"$group/cpu.shares" && echo "$3" >"$group/cgroup.procs"
+  mkdir -p "$group" && echo "$2" >"$group/cpu.shares" || return 1
+  [ -z "${3:-}" ] || echo "$3" >"$group/cgroup.procs"
 }
 run_tier_bg() {  # run_tier_bg NAME FUNCTION [CPU_GROUP CPU_SHARES]
   local name=$1 fn=$2 group=${3:-skewsafe-background} shares=${4:-$BACKGROUND_CPU_SHARES}
@@ -451,9 +455,9 @@ else
   run_tier_bg binaries tier_binaries
   run_tier host-deps tier_host_deps
   [ "${status[host-deps]:-passed}" != passed ] || lab_boot_start
-  # The harness pairs and the newer ansible-core's container beside the static tiers, and never beside e2e: on two
-  # cores the lab story beside four harness pytests starved (CI, 2026-12-07, load 70: ansible's become timed out
-  # after 12 s, a TLS handshake through the lab's balancer was cut) or starved them (at weight 128).
+  # The harness pairs and the newer ansible-core's container start beside the static tiers; once a lab story starts
+  # the harness's weight drops to HARNESS_BESIDE_LAB_CPU_SHARES (four harness pytests at the lab's weight beside e2e
+  # starved it; at weight 128 they starved).
   run_tier_bg integration tier_integration_when_built skewsafe-harness "$HARNESS_CPU_SHARES"
   run_tier_bg newer-core tier_newer_core
   run_tier ruff tier_ruff
@@ -472,8 +476,12 @@ else
     lab_prebuild_start
   fi
   for t in e2e:tier_e2e harness-extra:tier_harness_extra faults:tier_faults shapes:tier_shapes paths:tier_paths; do
-    # neither a lab story nor the harness trio beside the pairs of integration
-    selected "${t%%:*}" && join_tier integration
+    # the harness trio not beside the pairs of integration; a lab story beside them at a lower weight
+    if [ "${t%%:*}" = harness-extra ]; then
+      join_tier integration
+    elif selected "${t%%:*}"; then
+      cpu_group skewsafe-harness "$HARNESS_BESIDE_LAB_CPU_SHARES" "" || true
+    fi
     if $bins_ok; then
       case ${t%%:*} in e2e | faults | shapes | paths) lab_prebuild_wait ;; esac
       [ "${t%%:*}" != e2e ] || lab_boot_wait

@@ -32,6 +32,8 @@ cp1=$(head -1 <<<"$cps" | cut -d' ' -f1)
   # a non-root user with sudo, as operators run it: every node task goes through become
   echo "ansible_user=$LAB_SSH_USER"
   echo "ansible_become=true"
+  # a 2-core machine running the lab beside other tiers: ansible's 10 s default gave up on become under load (CI)
+  echo "ansible_timeout=30"
   echo "ansible_ssh_private_key_file=$LAB_CACHE/ssh/id_ed25519"
   echo "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
   echo "ansible_python_interpreter=/usr/bin/python3"
