@@ -65,11 +65,11 @@ declare -A bg_pid bg_start
 # Not the harness tests: at weight 128 beside the busy lab (1024) four harness pytests starved (CI, 2026-12-07:
 # every cluster's kube-apiserver exited on "unable to initialize APF bootstrap configuration" as etcd answered too
 # late, 120 s /readyz timeouts in all pairs at load 30-37; one harness up is ~30 s of CPU). They get the lab's weight.
+# Half the lab's weight: at the lab's weight, four harness pytests beside e2e pushed the load to 70 (ansible's become
+# timed out after 12 s; a TLS handshake through the lab's balancer was cut), and beside the static tiers they made
+# those 3-4 times slower (CI rehearsal 2026-12-07: ansible-lint 475 s, sanity 706 s, units 755 s).
 BACKGROUND_CPU_SHARES=128
-HARNESS_CPU_SHARES=1024
-# ... while a lab story runs beside them: half the lab's weight. Harness pytests at the lab's weight beside e2e pushed
-# the load to 70 (ansible's become timed out after 12 s; a TLS handshake through the lab's balancer was cut).
-HARNESS_BESIDE_LAB_CPU_SHARES=512
+HARNESS_CPU_SHARES=512
 cpu_group() {  # cpu_group NAME SHARES [PID]: the group's weight, and PID moved into it
   local group=/sys/fs/cgroup/cpu/$1
   [ -w /sys/fs/cgroup/cpu/cgroup.procs ] || return 0
@@ -455,9 +455,8 @@ else
   run_tier_bg binaries tier_binaries
   run_tier host-deps tier_host_deps
   [ "${status[host-deps]:-passed}" != passed ] || lab_boot_start
-  # The harness pairs and the newer ansible-core's container start beside the static tiers; once a lab story starts
-  # the harness's weight drops to HARNESS_BESIDE_LAB_CPU_SHARES (four harness pytests at the lab's weight beside e2e
-  # starved it; at weight 128 they starved).
+  # The harness pairs and the newer ansible-core's container start beside the static tiers and go on beside e2e
+  # (the harness at HARNESS_CPU_SHARES: at the lab's weight they starved e2e, at 128 they starved).
   run_tier_bg integration tier_integration_when_built skewsafe-harness "$HARNESS_CPU_SHARES"
   run_tier_bg newer-core tier_newer_core
   run_tier ruff tier_ruff
@@ -476,12 +475,8 @@ else
     lab_prebuild_start
   fi
   for t in e2e:tier_e2e harness-extra:tier_harness_extra faults:tier_faults shapes:tier_shapes paths:tier_paths; do
-    # the harness trio not beside the pairs of integration; a lab story beside them at a lower weight
-    if [ "${t%%:*}" = harness-extra ]; then
-      join_tier integration
-    elif selected "${t%%:*}"; then
-      cpu_group skewsafe-harness "$HARNESS_BESIDE_LAB_CPU_SHARES" "" || true
-    fi
+    # the harness trio is not started beside the pairs of integration
+    [ "${t%%:*}" != harness-extra ] || join_tier integration
     if $bins_ok; then
       case ${t%%:*} in e2e | faults | shapes | paths) lab_prebuild_wait ;; esac
       [ "${t%%:*}" != e2e ] || lab_boot_wait
