@@ -291,13 +291,22 @@ def test_preflight_names_a_kubelet_gate_the_target_refuses_with_the_node_and_fil
         )
     finally:
         lab.node_exec(node, "cp", "-p", "/root/kubelet-config.yaml.e2e", config)
+        # before etcd restarts again: a delete that meets sslab-cp2's kube-apiserver without its etcd fails, and a bare
+        # Pod left behind stops every later preflight (rehearsal 2026-12-07)
+        lab.wait_for(lambda: bare_pod_gone(lab, "debug"), 180, "the bare Pod default/debug deleted")
         lab.node_exec(etcd_node, "cp", "-p", "/root/etcd.yaml.e2e", ETCD_MANIFEST)
-        lab.kubectl("delete", "pod", "debug", "--grace-period=0", "--force", "--wait=true", check=False)
         lab.wait_for(
             lambda: etcd_serves_its_manifest(lab, etcd_node, etcd_flag),
             240,
             f"{etcd_node}'s etcd running its own manifest again and healthy",
         )
+
+
+def bare_pod_gone(lab, name):
+    """Delete the Pod (again, if an earlier try failed) and say whether the API server no longer has it."""
+    lab.kubectl("delete", "pod", name, "--grace-period=0", "--force", "--wait=true", "--ignore-not-found", check=False)
+    found = lab.kubectl("get", "pod", name, "--ignore-not-found", "-o", "name", check=False)
+    return found.returncode == 0 and not found.stdout.strip()
 
 
 def etcd_serves_its_manifest(lab, node, gone_flag):
