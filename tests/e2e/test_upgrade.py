@@ -571,6 +571,8 @@ def test_no_two_control_planes_were_down_at_once(lab):
     # a member that timed out beside one stopped: one slow sample on a loaded machine, never a long run
     assert summary["longest_quorum_unknown_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary
     assert summary["longest_two_unhealthy_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary
+    # with a member that did not answer in time counted as down: a slow sample lengthens a run, never to a restart's
+    assert summary["longest_two_unhealthy_or_unknown_s"] <= 2 * TWO_AT_ONCE_TOLERANCE_S, summary
     # samples in which the loaded machine answered nothing at all: few, and none long enough to hide an outage
     assert summary["unanswered_samples"] <= max(5, summary["samples"] // 100), summary
     assert summary["longest_unanswered_s"] <= TWO_AT_ONCE_TOLERANCE_S, summary

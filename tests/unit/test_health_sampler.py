@@ -55,7 +55,25 @@ def test_one_member_stopped_and_one_slow_for_a_sample_is_measured_apart():
     """CI, 2026-12-07: cp1 stopped for its kubelet restart, cp2 timed out for one sample, cp3 served."""
     summary = summarize(_samples([RESTARTING, UP, UP], [RESTARTING, TIMED_OUT, UP], [RESTARTING, UP, UP]))
     assert summary["quorum_lost_samples"] == 0 and summary["quorum_unknown_samples"] == 1, summary
-    assert summary["longest_two_unhealthy_s"] == 1.0, summary
+    assert summary["longest_two_unhealthy_s"] == 0, summary
+    assert summary["longest_two_unhealthy_or_unknown_s"] == 1.0, summary
+
+
+def test_a_slow_sample_inside_two_down_breaks_the_known_run_but_not_the_one_with_unknowns():
+    """CI, 2026-12-07: cp1 restarting, cp2 timed out for a 1.9 s sample, then not ready for 1.6 s (etcd election)."""
+    not_ready = dict(UP, apiserver=500)
+    samples = _samples([UP] * 3, [RESTARTING, TIMED_OUT, UP], [RESTARTING, not_ready, UP], [RESTARTING, not_ready, UP])
+    samples[2]["t"], samples[3]["t"] = 2.9, 3.7  # the slow sample took 1.9 s
+    samples.append({"t": 4.5, "nodes": [dict(UP, node=f"cp{j}") for j in range(3)]})
+    summary = summarize(samples)
+    assert summary["longest_two_unhealthy_s"] == 1.6, summary
+    assert summary["longest_two_unhealthy_or_unknown_s"] == 3.5, summary
+
+
+def test_two_members_refusing_for_long_is_caught_by_both_measures():
+    summary = summarize(_samples([UP] * 3, *[[RESTARTING, RESTARTING, UP]] * 12, [UP] * 3))
+    assert summary["longest_two_unhealthy_s"] == 12.0, summary
+    assert summary["longest_two_unhealthy_or_unknown_s"] == 12.0, summary
 
 
 def test_two_members_refusing_beside_a_slow_one_is_a_lost_quorum():
