@@ -276,7 +276,8 @@ integration_run() {  # integration_run RUN PATH...: one harness pytest; its exit
   local run=$1 p rc=0
   shift
   p=${run%-mvp} && p=${p%-rest}
-  SKEWSAFE_HARNESS_PAIR=$p PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest "$@" \
+  SKEWSAFE_HARNESS_SCOPE=make-test SKEWSAFE_HARNESS_PAIR=$p PYTHONPATH="$PYTHONPATH:$repo/tests/harness" \
+    in_venv python -m pytest "$@" \
     -q -p no:cacheprovider --durations=5 >"$logs/integration-$run.log" 2>&1 || rc=$?
   echo "$rc" >"$logs/.integration-$run.rc"
 }
@@ -325,9 +326,12 @@ tier_integration_when_built() {
   tier_integration
 }
 
+# Sanity (pylint left to the host's run: NEWER_CORE_SANITY_SKIP, default "pylint" here; `make test-lab` runs it
+# whole) and the unit tests with the newer ansible-core.
 tier_newer_core() {
   # its container runs under its own dockerd's cgroup (skewsafe-controller), not this tier's: low weight there too
-  OWN_DOCKERD_CPU_SHARES=$BACKGROUND_CPU_SHARES "$repo/hack/controller/run.sh"
+  NEWER_CORE_SANITY_SKIP=${NEWER_CORE_SANITY_SKIP-pylint} OWN_DOCKERD_CPU_SHARES=$BACKGROUND_CPU_SHARES \
+    "$repo/hack/controller/run.sh"
 }
 
 tier_e2e() {
@@ -339,7 +343,9 @@ tier_e2e() {
 
 # Not in `make test` (CI budget: the older patch is one more build): `make test-lab` runs it. The harness trio,
 # three kube-apiserver versions at once (K8S_PATCH_FROM_VERSION, K8S_OLD_VERSION, K8S_NEW_VERSION): every
-# command of the older patch is built first (cached), as the paths tier does.
+# command of the older patch is built first (cached), as the paths tier does. Then exactly the harness tests
+# `make test` leaves out (SKEWSAFE_HARNESS_SCOPE, tests/integration/conftest.py): the diagnosis of each fault with
+# the pairs other than the lab's, the check's cost benchmark, the harness's own CLI.
 tier_harness_extra() {
   set -e
   cd "$repo"
@@ -347,8 +353,8 @@ tier_harness_extra() {
   patch_from=$(cd "$repo/tests/harness" && in_venv python -c \
     'from skewsafe_harness.pins import harness_trio; print(harness_trio()[0])')
   "$repo/hack/build-upstream.sh" "$patch_from"
-  SKEWSAFE_HARNESS_TRIO=1 PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/integration \
-    -q -p no:cacheprovider -rA --durations=5
+  SKEWSAFE_HARNESS_SCOPE=test-lab PYTHONPATH="$PYTHONPATH:$repo/tests/harness" in_venv python -m pytest tests/integration \
+    -q -p no:cacheprovider -rA --durations=10
 }
 
 # Not in `make test` (CI budget): `make test-lab` runs it. Its fresh lab first serves the execution

@@ -33,8 +33,11 @@ say "pip bootstrap $pip_version: offline stand-in installed"
 
 export ANSIBLE_NOCOLOR=1 PY_COLORS=0
 sanity_rc=0 units_rc=0
-say "=== ansible-test sanity --venv --python $py"
-(cd "$copy" && ansible-test sanity --venv --python "$py" --color no --requirements) || sanity_rc=$?
+# SANITY_SKIP: sanity tests left out (make test leaves pylint to the host's run: the CI budget)
+skip=()
+for t in ${SANITY_SKIP:-}; do skip+=(--skip-test "$t"); done
+say "=== ansible-test sanity --venv --python $py ${skip[*]}"
+(cd "$copy" && ansible-test sanity --venv --python "$py" --color no --requirements "${skip[@]}") || sanity_rc=$?
 
 say "=== unit tests"
 # The collection importable as ansible_collections.skewsafe.kubeadm (as hack/env.sh does on the host); its

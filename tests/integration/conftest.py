@@ -55,7 +55,7 @@ def pair_id(pair) -> str:
 def pytest_collection_modifyitems(config, items):
     """SKEWSAFE_HARNESS_PAIR=<old>-<new> (hack/test.sh runs one pytest per pair side by side): keep only that
     pair's tests, and the tests without a pair in the first pair's run (the lab pair's has more tests of its own, and
-    the pairs run side by side, so the tier ends sooner). SKEWSAFE_HARNESS_TRIO=1 (tier harness-extra):
+    the pairs run side by side, so the tier ends sooner). SKEWSAFE_HARNESS_TRIO=1:
     keep only the tests of the harness trio (three versions at once, fixture ``trio``); a pair's run leaves them out.
     Deselected, never skipped."""
     selected = os.environ.get("SKEWSAFE_HARNESS_PAIR")
@@ -63,6 +63,7 @@ def pytest_collection_modifyitems(config, items):
     if selected and trio_only:
         raise pytest.UsageError("set SKEWSAFE_HARNESS_PAIR or SKEWSAFE_HARNESS_TRIO=1, not both")
     if not selected and not trio_only:
+        _select_scope(config, items)
         return
     if selected and selected not in {pair_id(p) for p in PAIRS}:
         raise pytest.UsageError(f"SKEWSAFE_HARNESS_PAIR={selected} is none of {[pair_id(p) for p in PAIRS]}")
@@ -77,6 +78,33 @@ def pytest_collection_modifyitems(config, items):
             pair = callspec.params.get("pair") if callspec else None
             mine = pair_id(pair) == selected if pair else selected == pair_id(PAIRS[0])
         (keep if mine else drop).append(item)
+    items[:] = keep
+    config.hook.pytest_deselected(items=drop)
+    _select_scope(config, items)
+
+
+def _in_make_test(item) -> bool:
+    """``make test`` (CI budget, 2 cores): every pinned pair runs the version-sensitive proofs (marker every_pair);
+    the rest (the diagnosis of each fault, whose causes read the same on every version) runs with the lab's pair
+    only; the trio and tests marked lab_tier (benchmarks, the harness's own CLI) run in ``make test-lab`` alone."""
+    if item.get_closest_marker("lab_tier") or "trio" in item.fixturenames:
+        return False
+    callspec = getattr(item, "callspec", None)
+    pair = callspec.params.get("pair") if callspec else None
+    return pair is None or item.get_closest_marker("every_pair") is not None or Pair(pair) == LAB_PAIR
+
+
+def _select_scope(config, items):
+    """SKEWSAFE_HARNESS_SCOPE=make-test keeps what ``make test`` runs, =test-lab exactly the rest (tier
+    harness-extra); unset, everything. Deselected, never skipped."""
+    scope = os.environ.get("SKEWSAFE_HARNESS_SCOPE", "")
+    if scope not in ("", "make-test", "test-lab"):
+        raise pytest.UsageError(f"SKEWSAFE_HARNESS_SCOPE={scope} is none of make-test, test-lab")
+    if not scope:
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if _in_make_test(item) == (scope == "make-test") else drop).append(item)
     items[:] = keep
     config.hook.pytest_deselected(items=drop)
 

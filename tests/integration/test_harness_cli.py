@@ -87,6 +87,7 @@ def wait_status(prober, name, path, want, timeout) -> float:
     pytest.fail(f"{name} GET {path}: {status} after {timeout}s, wanted {want}")
 
 
+@pytest.mark.lab_tier
 def test_up_without_peer_ca_file_after_an_up_with_it(tmp_path):
     work = tmp_path / "manual"
     servers = f"cp-1={LAB_PAIR.old},cp-2={LAB_PAIR.new}"

@@ -157,6 +157,7 @@ def broken(cluster, ansible_module):
         assert result["passed"], result["msg"]
 
 
+@pytest.mark.every_pair
 def test_healthy_mixed_control_plane_passes(cluster, ansible_module):
     result = check(ansible_module, cluster, mode="mixed")
     assert result["passed"], result["msg"]
@@ -185,6 +186,7 @@ def test_healthy_mixed_control_plane_passes(cluster, ansible_module):
 PAIRS_WITH_PINNED_ARGS = [p for p in PAIRS if apiserver_args(p.new)]
 
 
+@pytest.mark.every_pair
 @only_pairs(PAIRS_WITH_PINNED_ARGS, "kube-apiserver args pinned for its newer version")
 def test_with_the_defaults_a_pair_that_serves_the_same_resources_has_nothing_to_proxy(
     harness_factory, ansible_module, pair
@@ -209,6 +211,7 @@ def test_with_the_defaults_a_pair_that_serves_the_same_resources_has_nothing_to_
     harness.down()
 
 
+@pytest.mark.every_pair
 def test_endpoints_are_discovered_from_identity_leases(cluster, ansible_module):
     result = check(ansible_module, cluster, endpoints=None, success_threshold=1)
     assert result["passed"], result["msg"]
@@ -222,6 +225,7 @@ def test_check_mode_runs_the_check(cluster, ansible_module, pair):
     assert result["passed"] and result["attempts"] == 1
 
 
+@pytest.mark.every_pair
 def test_steady_mode_is_refused_while_mixed(cluster, ansible_module):
     result = check(ansible_module, cluster, mode="steady", wait_timeout=10)
     assert not result["passed"]
@@ -305,6 +309,7 @@ def test_credential_from_k8s_auth_variables_as_awx_sets_them(cluster, ansible_mo
     assert result["passed"], result["msg"]
 
 
+@pytest.mark.every_pair
 def test_peers_info_reports_evidence(cluster, ansible_module, pair):
     result = ansible_module(
         "skewsafe.kubeadm.apiserver_peers_info",
@@ -323,6 +328,7 @@ def test_peers_info_reports_evidence(cluster, ansible_module, pair):
     assert len(result["leases"]) == 3
 
 
+@pytest.mark.every_pair
 def test_no_peer_ca_file(cluster, ansible_module, broken, pair):
     # Where MVP is alpha (1.35) the gate goes with the flag: cp-2 is then a stock 1.35 server.
     broken("cp-2", args={"peer-ca-file": None}, gates={GATE: None} if pair.alpha else None)
@@ -334,6 +340,7 @@ def test_no_peer_ca_file(cluster, ansible_module, broken, pair):
     assert "mvp_enable" in result["msg"]
 
 
+@pytest.mark.every_pair
 @only_pairs(ALPHA_PAIRS, "an alpha old version (1.35)")
 def test_alpha_flag_without_gate(cluster, ansible_module, broken, pair):
     """1.35: --peer-ca-file without the gate stops kube-apiserver; cluster_config refuses to write it."""
@@ -351,6 +358,7 @@ def test_alpha_flag_without_gate(cluster, ansible_module, broken, pair):
     print(f"\nv{pair.old} with --peer-ca-file, gate off: {exc.value}")
 
 
+@pytest.mark.every_pair
 @only_pairs(ALPHA_PAIRS, "an alpha old version (1.35)")
 def test_alpha_gate_without_flag(cluster, ansible_module, broken, pair):
     """1.35: the gate without --peer-ca-file starts but never proxies; cluster_config refuses to write it."""
@@ -372,6 +380,7 @@ def test_alpha_gate_without_flag(cluster, ansible_module, broken, pair):
     assert {cause for server, cause in found if server == "cp-2"} == {"no_peer_ca_file"}, result["msg"]
 
 
+@pytest.mark.every_pair
 def test_wrong_peer_ca(cluster, ansible_module, broken):
     ca = cluster.node_dir("cp-2") / "pki" / "front-proxy-ca.crt"
     broken("cp-2", args={"peer-ca-file": str(ca)})
@@ -477,6 +486,7 @@ def test_serving_certificate_without_peer_san(cluster, ansible_module, broken):
         (node / path).unlink()  # the fixture's restore lets kubeadm issue a proper one
 
 
+@pytest.mark.every_pair
 def test_crashed_peer_still_listed(cluster, ansible_module, broken):
     broken("cp-3", args={})  # registers cp-3 for restore
     cluster.stop_server("cp-3", graceful=False)
@@ -526,6 +536,7 @@ def test_duplicate_host_names(cluster, ansible_module, broken):
     assert found & {"duplicate_hostname", "lease_missing"}, result["msg"]
 
 
+@pytest.mark.lab_tier
 @only_pairs([LAB_PAIR], "the lab's versions")
 @pytest.mark.parametrize("count", [3, 5])
 def test_cost_of_one_check(harness_factory, ansible_module, count, record_property, pair):
