@@ -111,12 +111,12 @@ k8s_core=$(find "$VENV"/lib/python3*/site-packages/ansible_collections/kubernete
 [ -n "$k8s_core" ] || die "kubernetes.core not found in the tool venv $VENV (TIERS=setup hack/test.sh installs it)"
 at_cache=$CTRL_CACHE/ansible-test/$image_key
 mkdir -p "$at_cache"
-log "running sanity + units with ansible-core $CONTROLLER_ANSIBLE_CORE (python $CONTROLLER_PYTHON)"
+log "running ${NEWER_CORE_PARTS:-sanity units} with ansible-core $CONTROLLER_ANSIBLE_CORE (python $CONTROLLER_PYTHON)"
 rc=0
 odocker run --rm --network host --name "skewsafe-controller-$$" "${ca_args[@]}" "${env_args[@]}" \
   -v "$repo:/src:ro" -v "$at_cache:/root/.ansible/test" -v "$CTRL_CACHE/pip-cache:/root/.cache/pip" \
   -v "$k8s_core:/deps/ansible_collections/kubernetes/core:ro" \
-  -e CONTROLLER_PYTHON="$CONTROLLER_PYTHON" -e SANITY_SKIP="${NEWER_CORE_SANITY_SKIP:-}" \
+  -e CONTROLLER_PYTHON="$CONTROLLER_PYTHON" -e NEWER_CORE_PARTS="${NEWER_CORE_PARTS:-sanity units}" \
   "$image" bash /src/hack/controller/in-container.sh || rc=$?
 log "newer-core (ansible-core $CONTROLLER_ANSIBLE_CORE): $([ $rc -eq 0 ] && echo passed || echo "FAILED (exit $rc)")"
 exit "$rc"
