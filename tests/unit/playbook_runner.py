@@ -15,4 +15,6 @@ def ansible_playbook(tmp_path: Path, *args: str, env: dict | None = None) -> sub
         os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_TIMEOUT="2", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), **(env or {})
     )
     env["PWD"] = str(tmp_path)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+    # a guard against a hang, not a speed test: a 10 s run took over 120 s in the newer-core container at a low cpu
+    # weight beside e2e and the harness (rehearsal, 2026-12-07)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=False)
