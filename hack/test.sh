@@ -116,15 +116,15 @@ run_chain_bg() {
     for spec; do run_tier "${spec%%:*}" "${spec#*:}"; done
     return 0
   fi
+  local specs=()
   chain_names=()
-  for spec; do selected "${spec%%:*}" && chain_names+=("${spec%%:*}"); done
+  for spec; do selected "${spec%%:*}" && specs+=("$spec") && chain_names+=("${spec%%:*}"); done
   [ "${#chain_names[@]}" -gt 0 ] || return 0
   log "=== ${chain_names[*]} (one after the other, in the background)"
   (
     renice -n 10 -p "$BASHPID" >/dev/null || exit
     cpu_group "$group" "$shares" "$BASHPID" || echo "no cpu cgroup for the static tiers: niced only" >&2
-    for spec; do
-      selected "${spec%%:*}" || continue
+    for spec in "${specs[@]}"; do
       echo "$SECONDS" >"$logs/.${spec%%:*}.start"
       ("${spec#*:}") >"$logs/${spec%%:*}.log" 2>&1
       echo "$?" >"$logs/.${spec%%:*}.rc"

@@ -62,9 +62,12 @@ def pytest_collection_modifyitems(config, items):
     trio_only = os.environ.get("SKEWSAFE_HARNESS_TRIO") == "1"
     if selected and trio_only:
         raise pytest.UsageError("set SKEWSAFE_HARNESS_PAIR or SKEWSAFE_HARNESS_TRIO=1, not both")
-    if not selected and not trio_only:
-        _select_scope(config, items)
-        return
+    if selected or trio_only:
+        _select_pair(config, items, selected, trio_only)
+    _select_scope(config, items)
+
+
+def _select_pair(config, items, selected, trio_only):
     if selected and selected not in {pair_id(p) for p in PAIRS}:
         raise pytest.UsageError(f"SKEWSAFE_HARNESS_PAIR={selected} is none of {[pair_id(p) for p in PAIRS]}")
     keep, drop = [], []
@@ -80,7 +83,6 @@ def pytest_collection_modifyitems(config, items):
         (keep if mine else drop).append(item)
     items[:] = keep
     config.hook.pytest_deselected(items=drop)
-    _select_scope(config, items)
 
 
 def _in_make_test(item) -> bool:
