@@ -16,11 +16,15 @@ waves of 0.9 s timeouts, where refusals return at once; the samples before and a
 samples are left out of the counts above and counted apart, with their longest run, which the caller
 bounds: a lab frozen for longer is an outage, not a stall.
 
-The same holds for one member: a member whose two requests both timed out in a sample is not known to be
-down, so a quorum counts as lost only when a majority of members refused or answered not serving. A sample
-in which the majority holds only with such a member counted as serving is counted apart (quorum unknown),
-with its longest run, which the caller bounds (CI, 2026-12-07, load above 30: one member stopped for its
-kubelet restart, a second timed out for one 1.7 s sample and answered at once in the next).
+The same holds for one request: a request that timed out says nothing about its process, so each one is
+judged on its own. An etcd member counts as serving when /livez or /health answered serving, as down when
+they refused or answered otherwise, and as unknown when its /livez timed out and /health did not say it
+serves; a kube-apiserver whose /readyz timed out is unknown too. A quorum counts as lost only when a
+majority of members are known down. A sample in which the majority holds only with the unknown members
+counted as serving is counted apart (quorum unknown), with its longest run, which the caller bounds (CI,
+2026-12-07, load above 30: one member stopped for its kubelet restart, a second timed out for one 1.7 s
+sample and answered at once in the next; CI, 2026-12-07 again: one 1.5 s sample in which cp1's and cp2's
+/livez and cp3's /readyz timed out while cp2's /health answered healthy, the others answered at once).
 """
 
 from __future__ import annotations
@@ -138,14 +142,35 @@ class Sampler:
         return self.samples
 
 
+def api_unknown(node: dict) -> bool:
+    """Its /readyz timed out: not scheduled, or slow; not known to be down."""
+    return node.get("apiserver_error") == "timeout"
+
+
+def etcd_serving(node: dict) -> bool:
+    """The member process answered serving: /livez (no leader needed) or /health (healthy with a leader)."""
+    return node["etcd_live"] or node["etcd_ok"]
+
+
+def etcd_unknown(node: dict) -> bool:
+    """Its /livez timed out and /health did not say it serves: not known to be down."""
+    return node.get("etcd_error") == "timeout" and not etcd_serving(node)
+
+
 def unhealthy(node: dict) -> bool:
-    """Its kube-apiserver is not ready or its etcd member is not running."""
-    return node["apiserver"] != 200 or not node["etcd_live"]
+    """Its kube-apiserver is not ready or its etcd member does not serve, counting what timed out as down."""
+    return node["apiserver"] != 200 or not etcd_serving(node)
+
+
+def known_unhealthy(node: dict) -> bool:
+    """Its kube-apiserver refused or answered not ready, or its etcd member refused or answered not serving."""
+    api_down = node["apiserver"] != 200 and not api_unknown(node)
+    return api_down or not (etcd_serving(node) or etcd_unknown(node))
 
 
 def timed_out(node: dict) -> bool:
-    """Neither of its requests was answered or refused in time: not scheduled, or slow; not known to be down."""
-    return node.get("apiserver_error") == "timeout" and node.get("etcd_error") == "timeout"
+    """Neither of its requests was answered or refused in time."""
+    return api_unknown(node) and node.get("etcd_error") == "timeout"
 
 
 def _majority(sample: dict, serving) -> bool:
@@ -178,18 +203,20 @@ def summarize(samples: list[dict]) -> dict:
     stalled_longest, stalled_at = _longest_run(samples, unanswered)
     stalled = [s["t"] for s in samples if unanswered(s)]
     samples = [s for s in samples if not unanswered(s)]
-    # Two known down: refused or answered not ready. A member whose two requests both timed out is not known to be
-    # down (one slow sample on a loaded machine: CI, 2026-12-07, a 1.9 s sample of cp2 beside cp1's kubelet restart
-    # made a 3.5 s run of "two down"): such runs are measured apart, with it counted as down.
-    longest, worst_start = _longest_run(
-        samples, lambda s: sum(1 for n in s["nodes"] if unhealthy(n) and not timed_out(n)) >= 2
-    )
-    with_unknown, with_unknown_at = _longest_run(samples, lambda s: sum(1 for n in s["nodes"] if unhealthy(n)) >= 2)
-    quorum_lost = [s["t"] for s in samples if not _majority(s, lambda n: n["etcd_live"] or timed_out(n))]
+
+    # Two known down: refused or answered not ready. A request that timed out is not known to be down (one slow
+    # sample on a loaded machine: CI, 2026-12-07, a 1.9 s sample of cp2 beside cp1's kubelet restart made a 3.5 s
+    # run of "two down"): such runs are measured apart, with it counted as down.
+    def two_down(judge):
+        return lambda s: sum(1 for n in s["nodes"] if judge(n)) >= 2
+
+    longest, worst_start = _longest_run(samples, two_down(known_unhealthy))
+    with_unknown, with_unknown_at = _longest_run(samples, two_down(unhealthy))
+    quorum_lost = [s["t"] for s in samples if not _majority(s, lambda n: etcd_serving(n) or etcd_unknown(n))]
 
     # a majority only when a member that did not answer in time is counted as serving: not known to be lost
     def quorum_unknown(s):
-        return s["t"] not in quorum_lost and not _majority(s, lambda n: n["etcd_live"])
+        return s["t"] not in quorum_lost and not _majority(s, etcd_serving)
 
     unknown_longest, unknown_at = _longest_run(samples, quorum_unknown)
     unknown = [s["t"] for s in samples if quorum_unknown(s)]

@@ -89,3 +89,25 @@ def test_a_long_unknown_quorum_is_measured_so_the_story_can_refuse_it():
 def test_a_long_stall_is_measured_so_the_story_can_refuse_it():
     summary = summarize(_samples([UP] * 3, *[[TIMED_OUT] * 3] * 6, [UP] * 3))
     assert summary["longest_unanswered_s"] == 6.0, summary
+
+
+def test_single_requests_timing_out_on_every_node_are_no_lost_quorum():
+    """CI, 2026-12-07: one 1.5 s sample; cp1's and cp2's /livez and cp3's /readyz timed out, cp2's /health said healthy."""
+    livez_slow = dict(UP, etcd_live=False, etcd_ok=False, etcd_error="timeout")
+    readyz_slow = dict(UP, apiserver=None, apiserver_error="timeout")
+    summary = summarize(_samples([UP] * 3, [livez_slow, dict(livez_slow, etcd_ok=True), readyz_slow], [UP] * 3))
+    assert summary["quorum_lost_samples"] == 0 and summary["quorum_unknown_samples"] == 0, summary
+    assert summary["longest_two_unhealthy_s"] == 0, summary
+    assert summary["longest_two_unhealthy_or_unknown_s"] == 1.0, summary
+
+
+def test_two_members_refusing_beside_a_slow_livez_is_a_lost_quorum_and_two_down():
+    livez_slow = dict(UP, etcd_live=False, etcd_ok=False, etcd_error="timeout")
+    summary = summarize(_samples([UP] * 3, [RESTARTING, RESTARTING, livez_slow], [UP] * 3))
+    assert summary["quorum_lost_samples"] == 1 and summary["longest_two_unhealthy_s"] == 1.0, summary
+
+
+def test_a_member_answering_not_ready_is_known_down():
+    not_serving = dict(UP, etcd_live=False, etcd_ok=False)  # answered, not 200
+    summary = summarize(_samples([UP] * 3, [not_serving, not_serving, UP], [UP] * 3))
+    assert summary["quorum_lost_samples"] == 1 and summary["longest_two_unhealthy_s"] == 1.0, summary
