@@ -19,6 +19,13 @@ if ! "$LAB_DIR/dockerd.sh" status >/dev/null 2>&1 && [ -n "$(ls -A "$LAB_STATE/d
 fi
 if "$LAB_DIR/dockerd.sh" status >/dev/null 2>&1; then
   # the dockerd is the lab's own: everything in it is the lab's
+  # runc on these cgroup v1 hosts can leave a container's init frozen (freezer.state FROZEN, the process in D state
+  # in "refrigerator"; seen 2026-12-07 on a control plane after the faults story), and docker then cannot kill the
+  # node that holds it ("did not receive an exit event"): thaw every cgroup of the lab first.
+  frozen=$(find "/sys/fs/cgroup/freezer/$LAB_NAME" -name freezer.state -exec grep -l -x -e FROZEN -e FREEZING {} + \
+    2>/dev/null || true)
+  for f in $frozen; do echo THAWED >"$f"; done
+  [ -z "$frozen" ] || log "thawed $(wc -w <<<"$frozen") frozen cgroup(s) of the lab"
   ids=$(ldocker ps -aq)
   if [ -n "$ids" ]; then
     # shellcheck disable=SC2086
