@@ -29,6 +29,7 @@ ARCHIVES = "/var/cache/apt/archives"
 MIB = 1 << 20
 # kubeadm upgrade copies the static Pod manifests and (stacked etcd) etcd's data directory under here first.
 KUBEADM_BACKUP_DIR = "/etc/kubernetes/tmp"
+VERSION_FORM = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$")
 URI_LINE = re.compile(r"^'(?P<uri>[^']+)'\s+(?P<file>\S+)\s+(?P<size>\d+)\s")
 
 
@@ -97,8 +98,14 @@ def update_problem(rc: int, stdout: str, stderr: str) -> str | None:
     return f"apt-get update through the node's own sources failed (rc {rc}): {detail}"
 
 
+def package_version(version: str) -> str:
+    """The packages' upstream version: ``1.38.0-rc.1`` -> ``1.38.0~rc.1`` (kubernetes/release's RPMVersion)."""
+    return version.replace("-", "~")
+
+
 def pick_version(madison: str, package: str, version: str) -> str | None:
     """The newest package revision of Kubernetes ``version`` (``1.37.2`` -> ``1.37.2-1.1``) in ``apt-cache madison``."""
+    version = package_version(version)
     found = []
     for line in madison.splitlines():
         cols = [c.strip() for c in line.split("|")]

@@ -43,7 +43,9 @@ attributes:
     details: A second run finds the packages in the cache and the images present, and reports no change.
 options:
   version:
-    description: The target Kubernetes version (C(1.37.2)); the packages' versions are its package revisions (C(1.37.2-*)).
+    description:
+      - The target Kubernetes version (C(1.37.2), or a pre-release C(1.38.0-rc.1)); the packages' versions are its
+        package revisions (C(1.37.2-*), C(1.38.0~rc.1-*) as upstream spells a pre-release).
     type: str
     required: true
   packages:
@@ -241,12 +243,11 @@ def main() -> None:
 def bad_options(p: dict) -> str | None:
     """The first problem with the options, or None; normalises ``version`` (no leading v)."""
     p["version"] = p["version"].lstrip("v")
-    parts = p["version"].split(".")
     needs_kubeadm = p["kubeadm_images"] and not p["kubeadm_path"] and "kubeadm" not in p["packages"]
     checks = [
         (
-            len(parts) != 3 or not all(x.isdigit() for x in parts),
-            f"version must be a Kubernetes release (1.37.2), got {p['version']!r}",
+            not prefetch.VERSION_FORM.match(p["version"]),
+            f"version must be a Kubernetes release (1.37.2, or 1.38.0-rc.1), got {p['version']!r}",
         ),
         (
             p["packages"] and not (p["apt_repo_line"] or "").strip().startswith(("deb ", "deb\t")),

@@ -304,3 +304,9 @@ def test_image_short_names(ref, name):
 def test_a_configuration_that_is_not_a_cluster_configuration_is_refused():
     with pytest.raises(ValueError, match="kind ClusterConfiguration"):
         pf.images_config({"kind": "InitConfiguration"}, "1.37.2")
+
+
+def test_a_pre_release_is_found_as_upstream_spells_its_package():
+    madison = "   kubeadm | 1.38.0~rc.1-1.1 | http://x/core:/stable:/v1.38/deb  Packages\n"
+    assert pf.pick_version(madison, "kubeadm", "1.38.0-rc.1") == "1.38.0~rc.1-1.1"
+    assert pf.pick_version(madison, "kubeadm", "1.38.0") is None
