@@ -44,7 +44,7 @@ options:
     description: The playbook whose inputs these are.
     type: str
     required: true
-    choices: [upgrade, upgrade_path, preflight, mvp_enable, verify, etcd_backup]
+    choices: [upgrade, upgrade_path, preflight, mvp_enable, verify, etcd_backup, prefetch]
   inputs:
     description: The C(skewsafe_*) variables that are set, by name.
     type: dict

@@ -17,10 +17,10 @@ import re
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
-PLAYBOOKS = ("upgrade", "upgrade_path", "preflight", "mvp_enable", "verify", "etcd_backup")
+PLAYBOOKS = ("upgrade", "upgrade_path", "preflight", "mvp_enable", "verify", "etcd_backup", "prefetch")
 # The playbooks that read the cluster's version from every control plane, or change each of them.
 NEED_EVERY_CONTROL_PLANE = ("upgrade", "upgrade_path", "preflight", "mvp_enable")
-NEED_TARGET = ("upgrade", "preflight")
+NEED_TARGET = ("upgrade", "preflight", "prefetch")
 DEFAULT_CP_GROUP = "kube_control_plane"
 DEFAULT_WORKER_GROUP = "kube_workers"
 _VERSION_FORM = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$")

@@ -48,7 +48,7 @@ def test_bad_balancer_files_stop_the_run_before_any_host(tmp_path, files, rule):
     assert "192.0.2.1" not in out and out.count("PLAY [") == 1, out
 
 
-PLAYBOOKS = ["preflight", "upgrade", "upgrade_path", "mvp_enable", "verify", "etcd_backup"]
+PLAYBOOKS = ["preflight", "upgrade", "upgrade_path", "mvp_enable", "verify", "etcd_backup", "prefetch"]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from playbook_runner import ansible_playbook
 
-PLAYBOOKS = ["preflight", "upgrade", "upgrade_path", "mvp_enable", "verify", "etcd_backup"]
+PLAYBOOKS = ["preflight", "upgrade", "upgrade_path", "mvp_enable", "verify", "etcd_backup", "prefetch"]
 TOKEN = "stub-secret-token"
 ADDRESS = "127.0.0.77"
 

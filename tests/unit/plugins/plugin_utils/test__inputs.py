@@ -10,7 +10,7 @@ GROUPS = {"all": ["cp1", "cp2", "w1"], "ungrouped": [], "kube_control_plane": ["
 
 
 def problems(playbook="upgrade", groups=None, limited=None, **inputs):
-    if playbook in ("upgrade", "preflight"):
+    if playbook in _inputs.NEED_TARGET:
         inputs.setdefault("skewsafe_kubernetes_version", "1.37.2")
     return _inputs.problems(playbook, inputs, GROUPS if groups is None else groups, limited)
 
@@ -34,7 +34,7 @@ def test_a_pre_release_needs_the_explicit_setting_and_the_refusal_says_so(versio
     assert problems(skewsafe_kubernetes_version=version, skewsafe_allow_prerelease=True) == []
 
 
-@pytest.mark.parametrize("playbook", ["upgrade", "preflight"])
+@pytest.mark.parametrize("playbook", ["upgrade", "preflight", "prefetch"])
 def test_the_target_is_required_where_the_playbook_upgrades_to_it(playbook):
     found = _inputs.problems(playbook, {}, GROUPS)
     assert found == [f"skewsafe_kubernetes_version: {playbook} needs the target version, for example 1.37.2."]
