@@ -287,6 +287,32 @@ class Prefetch:
         pins = self.resolve(opts)
         if not pins:
             return
+        installed = self.installed(pins)
+        pins = [pin for pin in pins if pin not in installed]
+        if pins:
+            self.download(opts, pins)
+
+    def installed(self, pins: list[str]) -> list[str]:
+        """The pins already installed at their version (nothing to fetch; a rerun after the upgrade)."""
+        names = [pin.split("=", 1)[0] for pin in pins]
+        _rc, out, _err = self.run(["dpkg-query", "-W", "-f", "${Package}=${Version} ${db:Status-Status}\\n", *names])
+        done = [line.split(" ", 1)[0] for line in out.splitlines() if line.endswith(" installed")]
+        for pin in (p for p in pins if p in done):
+            name, exact = pin.split("=", 1)
+            self.packages.append(
+                {
+                    "name": name,
+                    "version": exact,
+                    "path": None,
+                    "size": 0,
+                    "fetch": False,
+                    "fetched": False,
+                    "installed": True,
+                }
+            )
+        return done
+
+    def download(self, opts: list[str], pins: list[str]) -> None:
         install = ["apt-get", "-q", "-y", *opts, "--allow-downgrades", "--allow-change-held-packages"]
         rc, out, err = self.run([*install, "--print-uris", "install", *pins])
         if rc != 0:
@@ -316,6 +342,7 @@ class Prefetch:
                     "size": hit["size"] if hit else (os.path.getsize(path) if path else 0),
                     "fetch": fetch,
                     "fetched": fetch and hit is not None and not self.check_mode,
+                    "installed": False,
                 }
             )
             if path is None:
@@ -401,6 +428,8 @@ class Prefetch:
             return None
 
     def unpack_kubeadm(self) -> str | None:
+        if any(p["name"] == "kubeadm" and p["installed"] for p in self.packages):
+            return self.p.get("installed_kubeadm") or "/usr/bin/kubeadm"
         row = next((p for p in self.packages if p["name"] == "kubeadm" and p["path"]), None)
         if row is None:
             self.problems.append(

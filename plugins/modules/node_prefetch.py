@@ -145,12 +145,16 @@ EXAMPLES = r"""
 
 RETURN = r"""
 packages:
-  description: The target packages, with the exact version, the file in the cache and whether this run downloaded it.
+  description:
+    - The target packages, with the exact version, the file in the cache, whether it had to be fetched (C(fetch)) and
+      whether this run downloaded it (C(fetched)).
+    - A package already installed at the target (a rerun after the upgrade) has C(installed) true and no file; with
+      kubeadm installed at the target, that kubeadm lists the images.
   returned: always
   type: list
   elements: dict
   sample: [{name: kubeadm, version: 1.37.2-1.1, path: /var/cache/apt/archives/kubeadm_1.37.2-1.1_amd64.deb,
-            size: 12550904, fetch: true, fetched: true}]
+            size: 12550904, fetch: true, fetched: true, installed: false}]
 images:
   description: The target images, whether each was present and whether this run pulled it.
   returned: always

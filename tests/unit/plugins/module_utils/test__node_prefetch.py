@@ -54,11 +54,12 @@ CRICTL_IMAGES = {
 class Node:
     """A node's answers to the commands the prefetch runs; downloads and unpacking write real files."""
 
-    def __init__(self, tmp_path, present=(), update=(0, "", ""), pull_rc=0, download_rc=0):
+    def __init__(self, tmp_path, present=(), update=(0, "", ""), pull_rc=0, download_rc=0, installed=()):
         self.tmp = tmp_path
         self.archives = tmp_path / "archives"
         self.archives.mkdir()
         self.present = set(present)
+        self.installed = installed
         self.update = update
         self.pull_rc = pull_rc
         self.download_rc = download_rc
@@ -70,6 +71,7 @@ class Node:
         for match, answer in (
             (lambda a: a[0] == "apt-get" and a[-1] == "update", lambda a: self.update),
             (lambda a: a[0] == "apt-cache", lambda a: (0, MADISON, "")),
+            (lambda a: a[0] == "dpkg-query", self.dpkg_query),
             (lambda a: "--print-uris" in a, self.print_uris),
             (lambda a: "--download-only" in a, self.download),
             (lambda a: a[0] == "dpkg-deb", self.unpack),
@@ -81,6 +83,11 @@ class Node:
             if match(argv):
                 return answer(argv)
         raise AssertionError(f"unexpected command {argv}")
+
+    def dpkg_query(self, argv):
+        """dpkg-query -W -f '${Package}=${Version} ${db:Status-Status}\\n': the old version, or the target installed."""
+        lines = [f"{n}={'1.37.2-1.1' if n in self.installed else '1.36.5-1.1'} installed" for n in argv[4:]]
+        return 0, "\n".join(lines) + "\n", ""
 
     def print_uris(self, argv):
         cached = {p.name for p in self.archives_of(argv).iterdir()}
@@ -310,3 +317,24 @@ def test_a_pre_release_is_found_as_upstream_spells_its_package():
     madison = "   kubeadm | 1.38.0~rc.1-1.1 | http://x/core:/stable:/v1.38/deb  Packages\n"
     assert pf.pick_version(madison, "kubeadm", "1.38.0-rc.1") == "1.38.0~rc.1-1.1"
     assert pf.pick_version(madison, "kubeadm", "1.38.0") is None
+
+
+def test_a_node_already_at_the_target_fetches_nothing_and_lists_images_with_its_own_kubeadm(tmp_path):
+    node = Node(tmp_path, installed=("kubeadm", "kubelet", "kubectl"))
+    out = go(tmp_path, node, kubeadm_images=["kube-proxy"], installed_kubeadm="/opt/kubeadm")
+    assert out["problems"] == [] and out["fetched_bytes"] == 0
+    assert [(p["name"], p["installed"], p["fetch"]) for p in out["packages"]] == [
+        ("kubeadm", True, False),
+        ("kubelet", True, False),
+        ("kubectl", True, False),
+    ]
+    assert not any("--print-uris" in c or c[0] == "dpkg-deb" for c in node.calls)
+    assert next(c for c in node.calls if c[1:4] == ["config", "images", "list"])[0] == "/opt/kubeadm"
+
+
+def test_only_what_is_not_installed_is_downloaded(tmp_path):
+    node = Node(tmp_path, installed=("kubectl",))
+    out = go(tmp_path, node)
+    download = next(c for c in node.calls if "--download-only" in c)
+    assert download[-2:] == ["kubeadm=1.37.2-1.1", "kubelet=1.37.2-1.1"]
+    assert out["problems"] == []
