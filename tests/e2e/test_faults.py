@@ -9,6 +9,9 @@ time behind the gates, then the control-plane kubelets one at a time, then the w
 upgrade itself (a fresh lab), so the first control plane is not re-rendered at the running version: kubeadm upgrade
 apply renders its flag.
 
+(p) before it, the prefetch playbook: a worker whose apt configuration cannot reach the repository and a control
+    plane missing a target image it cannot pull stop it with nothing changed; fixed, every node has its target packages
+    in its package cache (the story's upgrades then install from it);
 (a) the first control plane during `kubeadm upgrade apply`, after the kube-apiserver manifest changed
     (kubeadm is killed on the node too, so the apply is really half done);
 (b) another control plane between `kubeadm upgrade node` and its kubelet upgrade (in this order every control
@@ -214,6 +217,58 @@ def test_workload_and_an_operator_cordon(lab, tmp_path):
         time.sleep(2)
     watch["ready"] = ReadyWatcher(lab).start()
     done["workload"] = True
+
+
+DEAD_PROXY = "/etc/apt/apt.conf.d/99skewsafe-e2e-dead-proxy"
+HIDDEN_IMAGE = f"registry.k8s.io/kube-scheduler:v{NEW}"
+HIDDEN_AS = "skewsafe-e2e/hidden:kube-scheduler"
+
+
+def package_cache(lab, node: str) -> list[str]:
+    out = lab.node_exec(node, "sh", "-c", f"ls /var/cache/apt/archives/ | grep '_{NEW}-' || true")
+    return sorted(out.split())
+
+
+def test_p_each_node_proves_it_can_take_its_step_before_the_first_change(lab):
+    """(p) the prefetch playbook: a worker whose apt configuration cannot reach the repository and a control plane
+    missing a target image it cannot pull (the lab has no registry) stop it, named, with nothing changed; fixed, every
+    node has its target packages in its package cache; a rerun fetches nothing."""
+    after("workload")
+    before = lab.snapshot_state()
+    lab.node_exec(BLOCKED, "sh", "-c", f"echo 'Acquire::http::Proxy \"http://10.214.1.250:3128\";' > {DEAD_PROXY}")
+    lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "tag", HIDDEN_IMAGE, HIDDEN_AS)
+    lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "rm", HIDDEN_IMAGE)
+    try:
+        stopped = lab.playbook("prefetch", "-e", TARGET)
+    finally:
+        lab.node_exec(BLOCKED, "rm", "-f", DEAD_PROXY)
+        lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "tag", HIDDEN_AS, HIDDEN_IMAGE, check=False)
+        lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "rm", HIDDEN_AS, check=False)
+    record("p: prefetch with a dead apt proxy and a missing image", stopped)
+    assert stopped.returncode != 0, stopped.tail()
+    assert "2 node(s) cannot take their upgrade step" in stopped.output, stopped.tail()
+    assert f"{BLOCKED}: apt-get update through the node's own sources failed" in stopped.output, stopped.tail()
+    assert f"{SECOND}: cannot pull {HIDDEN_IMAGE}" in stopped.output, stopped.tail()
+    assert lab.snapshot_state() == before, "the stopped prefetch changed a node"
+    assert lab.node_exec(SECOND, "crictl", "inspecti", "-q", HIDDEN_IMAGE, check=False).strip(), "image not restored"
+
+    run = lab.playbook("prefetch", "-e", TARGET)
+    fetched = {node: package_cache(lab, node) for node in CONTROL_PLANES + WORKERS}
+    record("p: prefetch after the fix", run, cached={n: len(f) for n, f in fetched.items()})
+    assert run.returncode == 0, run.tail()
+    for node, files in fetched.items():
+        assert {f.split("_")[0] for f in files} >= {"kubeadm", "kubelet", "kubectl"}, (node, files)
+    assert lab.snapshot_state() == before, "prefetch installed or restarted something"
+    rerun = lab.playbook("prefetch", "-e", TARGET)
+    record("p: prefetch rerun", rerun)
+    assert rerun.returncode == 0, rerun.tail()
+    nothing = [
+        n
+        for n in CONTROL_PLANES + WORKERS
+        if f"{n}: 0 package(s) downloaded (0.0 MiB), 0 image(s) pulled" in rerun.output
+    ]
+    assert nothing == CONTROL_PLANES + WORKERS, rerun.tail()
+    done["prefetch"] = True
 
 
 def test_a_killed_during_kubeadm_upgrade_apply(lab):
