@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lab's own dockerd (never the system one), as in /work/shared/reference/node-lab.md:
+# The lab's own dockerd (never the system one); why each setting: lab/README.md, "The VM and its workarounds":
 #   lab/dockerd.sh start|stop|status|env
 # - own bridge $LAB_BRIDGE, data-root/exec-root/socket under $LAB_STATE
 # - --iptables=false (do not touch other daemons' chains), no NAT: nodes have no route out
