@@ -58,7 +58,7 @@ EXAMPLES = r"""
 
 - name: Warn that a playbook was renamed
   skewsafe.kubeadm.warn_deprecated:
-    msg: The playbook skewsafe.kubeadm.enable_mvp is now skewsafe.kubeadm.mvp_enable.
+    msg: The playbook my.collection.old_name is now my.collection.new_name.
     removed_in: 1.0.0
 """
 

@@ -85,7 +85,7 @@ def test_the_path_enables_the_alpha_proxy_and_every_hop_passes_the_gate(lab):
     assert config["kubernetesVersion"] == f"v{TARGET}", config["kubernetesVersion"]
     extra = {a["name"]: a["value"] for a in config["apiServer"].get("extraArgs") or []}
     assert extra.get("peer-ca-file") == PEER_CA, extra
-    # what enable_mvp set on 1.35 (the gate is alpha there) stays: still a valid gate on every hop
+    # what mvp_enable set on 1.35 (the gate is alpha there) stays: still a valid gate on every hop
     assert GATE in extra.get("feature-gates", ""), extra
     assert lab.json("get", "configmap", "before-path-upgrade")["data"] == {"created": "before"}
 

@@ -38,7 +38,7 @@ def test_a_locked_gate_is_refused_only_with_the_other_value():
 
 
 def test_the_mvp_gate_stays_valid_on_every_measured_minor():
-    # enable_mvp sets it explicitly on 1.35 (alpha there); 1.36 and 1.37 still accept true
+    # mvp_enable sets it explicitly on 1.35 (alpha there); 1.36 and 1.37 still accept true
     for minor in sorted(m for m in gates.MEASURED_MINORS if m > 35):
         assert gates.refused("kube-apiserver", {"UnknownVersionInteroperabilityProxy": True}, minor) == []
 
