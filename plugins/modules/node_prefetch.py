@@ -59,12 +59,15 @@ options:
         https://pkgs.k8s.io/core:/stable:/v1.37/deb/ /)). Required with O(packages).
     type: str
   apt_replace_sources:
-    description: Files of C(/etc/apt/sources.list.d) left out of the private index because O(apt_repo_line) replaces them.
+    description:
+      - Files of C(/etc/apt/sources.list.d) left out of the private index because O(apt_repo_line) replaces them.
     type: list
     elements: str
     default: [kubernetes.list]
   kubeadm_images:
-    description: List the target images with the target kubeadm (needs O(cluster_configuration), and C(kubeadm) in O(packages) or O(kubeadm_path)).
+    description:
+      - List the target images with the target kubeadm (needs O(cluster_configuration), and C(kubeadm) in O(packages)
+        or O(kubeadm_path)).
     type: bool
     default: false
   kubeadm_image_names:
@@ -85,20 +88,28 @@ options:
     elements: str
     default: []
   cri_socket:
-    description: The container runtime's endpoint for C(crictl) (C(unix:///run/containerd/containerd.sock)); default C(crictl)'s own configuration.
+    description:
+      - The container runtime's endpoint for C(crictl) (C(unix:///run/containerd/containerd.sock)); default
+        C(crictl)'s own configuration.
     type: str
   images_dir:
     description: Where the runtime keeps images (for the space check).
     type: path
     default: /var/lib/containerd
   etcd_data_dir:
-    description: A stacked etcd member's data directory; kubeadm copies it to C(/etc/kubernetes/tmp) before it upgrades etcd, so that much space is checked there.
+    description:
+      - A stacked etcd member's data directory. kubeadm copies it to C(/etc/kubernetes/tmp) before it upgrades etcd,
+        so that much space is checked there.
     type: path
   snapshot_dir:
-    description: Where the run's etcd snapshot will be written; the size of etcd's database (under O(etcd_data_dir)) is checked there.
+    description:
+      - Where the run's etcd snapshot will be written; the size of etcd's database (under O(etcd_data_dir)) is checked
+        there.
     type: path
   scratch_dir:
-    description: The parent of the scratch directory (the private index, the unpacked kubeadm). It is on the node's disk, not C(/tmp), which may be C(noexec).
+    description:
+      - The parent of the scratch directory (the private index, the unpacked kubeadm). It is on the node's disk, not
+        C(/tmp), which may be C(noexec).
     type: path
     default: /var/lib/skewsafe/prefetch
   reserve_mib:
