@@ -91,7 +91,16 @@ def seed_lists(root: str, node_lists: str) -> None:
 def update_problem(rc: int, stdout: str, stderr: str) -> str | None:
     """What ``apt-get update`` through the node's configuration could not do (the install step's update would fail
     the same way), or None."""
-    failed = [line.strip() for line in (stdout + "\n" + stderr).splitlines() if line.startswith(("Err:", "E:"))]
+    failed, lines = [], (stdout + "\n" + stderr).splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(("Err:", "E:")) or (line.startswith("W:") and "Failed to fetch" in line):
+            # apt puts the cause of an Err: on the indented line after it
+            cause = (
+                lines[i + 1].strip()
+                if line.startswith("Err:") and i + 1 < len(lines) and lines[i + 1][:1].isspace()
+                else ""
+            )
+            failed.append(f"{line.strip()} ({cause})" if cause else line.strip())
     if rc == 0 and not failed:
         return None
     detail = "; ".join(failed[:4]) or (stderr.strip() or stdout.strip())[:400]

@@ -73,7 +73,7 @@ options:
   kubeadm_image_names:
     description:
       - Of kubeadm's list, only the images with these names (the last path element without tag - C(kube-proxy),
-        C(coredns), C(pause), C(etcd)). Default all of them (a control plane).
+        C(coredns), C(pause), C(etcd)). Unset or empty, all of them (a control plane).
     type: list
     elements: str
   cluster_configuration:
@@ -226,7 +226,8 @@ def main() -> None:
     problem = bad_options(p)
     if problem:
         module.fail_json(msg=problem)
-    p["kubeadm_images"] = p["kubeadm_image_names"] if p["kubeadm_images"] else None
+    # None: no kubeadm images; a list: those names, empty for all of them
+    p["kubeadm_images"] = (p["kubeadm_image_names"] or []) if p["kubeadm_images"] else None
     if p["packages"] and not module.get_bin_path("apt-get"):
         module.exit_json(
             changed=False,

@@ -186,22 +186,36 @@ def test_check_mode_downloads_into_scratch_only_and_predicts_the_change(tmp_path
     assert all(p["fetch"] and not p["fetched"] for p in out["packages"])
 
 
-def test_an_unreachable_repository_is_a_problem_named_with_aptes_own_words(tmp_path):
-    node = Node(
-        tmp_path,
-        update=(
-            100,
-            "Err:3 http://10.214.0.1:8081/core:/stable:/v1.37/deb  InRelease\n"
-            "  Could not connect to 10.214.0.9:3128 (10.214.0.9). - connect (111)",
-            "E: x",
-        ),
-    )
+# apt-get update through a dead proxy, as apt 2.6 printed it on a lab node (2026-12-07): rc 0, the cause on the line
+# after Err:
+DEAD_PROXY_UPDATE = """\
+Err:1 http://10.214.1.1:8080/v1.37/deb  InRelease
+  Could not connect to 10.214.1.250:3128 (10.214.1.250). - connect (113: No route to host)
+Reading package lists...
+"""
+DEAD_PROXY_STDERR = """\
+W: Failed to fetch http://10.214.1.1:8080/v1.37/deb/InRelease  Could not connect to 10.214.1.250:3128 (10.214.1.250). - connect (113: No route to host)
+W: Some index files failed to download. They have been ignored, or old ones used instead.
+"""
+
+
+def test_an_unreachable_repository_is_a_problem_named_with_apts_own_words(tmp_path):
+    node = Node(tmp_path, update=(0, DEAD_PROXY_UPDATE, DEAD_PROXY_STDERR))
     out = go(tmp_path, node)
     assert out["changed"] is False and out["packages"] == []
     assert out["problems"] == [
-        "apt-get update through the node's own sources failed (rc 100): "
-        "Err:3 http://10.214.0.1:8081/core:/stable:/v1.37/deb  InRelease; E: x"
+        "apt-get update through the node's own sources failed (rc 0): Err:1 http://10.214.1.1:8080/v1.37/deb  InRelease"
+        " (Could not connect to 10.214.1.250:3128 (10.214.1.250). - connect (113: No route to host)); W: Failed to fetch"
+        " http://10.214.1.1:8080/v1.37/deb/InRelease  Could not connect to 10.214.1.250:3128 (10.214.1.250). - connect"
+        " (113: No route to host)"
     ]
+
+
+def test_an_update_that_fails_with_rc_100_is_a_problem():
+    assert pf.update_problem(100, "", "E: The repository 'x' is not signed.").endswith(
+        "(rc 100): E: The repository 'x' is not signed."
+    )
+    assert pf.update_problem(0, "Hit:1 http://x  InRelease\nReading package lists...", "") is None
 
 
 def test_a_version_the_repository_lacks_is_a_problem_and_nothing_is_downloaded(tmp_path):

@@ -77,3 +77,43 @@ def test_a_runtime_that_cannot_pull_is_a_problem_not_a_failure(tmp_path, monkeyp
     assert got["problems"] == ["cannot pull registry.lab:5000/pause:3.10.1 (rc 1): not on this test machine"]
     assert commands[0][:4] == ["timeout", "--kill-after=10", "900", "crictl"]
     assert list((tmp_path / "scratch").iterdir()) == []  # the run's scratch directory is removed
+
+
+@pytest.mark.parametrize(("names", "expected"), [(None, []), ([], []), (["kube-proxy"], ["kube-proxy"])])
+def test_kubeadm_images_without_names_means_all_of_them(names, expected, tmp_path, monkeypatch):
+    seen = {}
+
+    class Recorder:
+        def __init__(self, params, run, check_mode, scratch):
+            seen.update(params)
+
+        def go(self):
+            return {"changed": False, "packages": [], "images": [], "space": [], "problems": [], "fetched_bytes": 0}
+
+    monkeypatch.setattr(module.prefetch, "Prefetch", Recorder)
+    args = {
+        "version": "1.37.2",
+        "kubeadm_images": True,
+        "kubeadm_path": "/usr/bin/kubeadm",
+        "cluster_configuration": {"kind": "ClusterConfiguration"},
+        "scratch_dir": str(tmp_path),
+    }
+    if names is not None:
+        args["kubeadm_image_names"] = names
+    run(args, monkeypatch)
+    assert seen["kubeadm_images"] == expected
+
+
+def test_no_kubeadm_images_unless_asked(tmp_path, monkeypatch):
+    seen = {}
+
+    class Recorder:
+        def __init__(self, params, run, check_mode, scratch):
+            seen.update(params)
+
+        def go(self):
+            return {"changed": False, "packages": [], "images": [], "space": [], "problems": [], "fetched_bytes": 0}
+
+    monkeypatch.setattr(module.prefetch, "Prefetch", Recorder)
+    run({"version": "1.37.2", "scratch_dir": str(tmp_path)}, monkeypatch)
+    assert seen["kubeadm_images"] is None
