@@ -112,6 +112,12 @@ def package_version(version: str) -> str:
     return version.replace("-", "~")
 
 
+def last_words(stderr: str) -> str:
+    """What a failed command said last: its last non-empty line (a Go program's fatal message), at most 400 chars."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return lines[-1][-400:] if lines else "(nothing on stderr)"
+
+
 def pick_version(madison: str, package: str, version: str) -> str | None:
     """The newest package revision of Kubernetes ``version`` (``1.37.2`` -> ``1.37.2-1.1``) in ``apt-cache madison``."""
     version = package_version(version)
@@ -325,7 +331,7 @@ class Prefetch:
         install = ["apt-get", "-q", "-y", *opts, "--allow-downgrades", "--allow-change-held-packages"]
         rc, out, err = self.run([*install, "--print-uris", "install", *pins])
         if rc != 0:
-            self.problems.append(f"apt cannot install {' '.join(pins)} on this node (rc {rc}): {err.strip()[-400:]}")
+            self.problems.append(f"apt cannot install {' '.join(pins)} on this node (rc {rc}): {last_words(err)}")
             return
         wanted = parse_print_uris(out)
         real = self.p.get("archives_dir") or ARCHIVES
@@ -336,7 +342,7 @@ class Prefetch:
         if wanted:
             rc, out, err = self.run([*install, "--download-only", "install", *pins])
             if rc != 0:
-                self.problems.append(f"apt could not download {' '.join(pins)} (rc {rc}): {err.strip()[-400:]}")
+                self.problems.append(f"apt could not download {' '.join(pins)} (rc {rc}): {last_words(err)}")
                 return
         for pin in pins:
             name, exact = pin.split("=", 1)
@@ -410,7 +416,7 @@ class Prefetch:
             rc, _out, err = self.run([*crictl, "pull", row["image"]])
             row["pulled"] = rc == 0
             if rc != 0:
-                self.problems.append(f"cannot pull {row['image']} (rc {rc}): {err.strip()[-400:]}")
+                self.problems.append(f"cannot pull {row['image']} (rc {rc}): {last_words(err)}")
 
     def kubeadm_images(self) -> list[str] | None:
         kubeadm = self.kubeadm or self.unpack_kubeadm()
@@ -426,9 +432,7 @@ class Prefetch:
             f.write(config)
         rc, out, err = self.run([kubeadm, "config", "images", "list", "--config", path, "-o", "json"])
         if rc != 0:
-            self.problems.append(
-                f"kubeadm {self.p['version']} could not list its images (rc {rc}): {err.strip()[-400:]}"
-            )
+            self.problems.append(f"kubeadm {self.p['version']} could not list its images (rc {rc}): {last_words(err)}")
             return None
         try:
             return parse_images_list(out)
@@ -449,7 +453,7 @@ class Prefetch:
         rc, _out, err = self.run(["dpkg-deb", "-x", row["path"], dest])
         binary = os.path.join(dest, "usr", "bin", "kubeadm")
         if rc != 0 or not os.access(binary, os.X_OK):
-            self.problems.append(f"cannot unpack {row['path']} (rc {rc}): {err.strip()[-400:]}")
+            self.problems.append(f"cannot unpack {row['path']} (rc {rc}): {last_words(err)}")
             return None
         return binary
 

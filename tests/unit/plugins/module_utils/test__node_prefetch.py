@@ -352,3 +352,16 @@ def test_only_what_is_not_installed_is_downloaded(tmp_path):
     download = next(c for c in node.calls if "--download-only" in c)
     assert download[-2:] == ["kubeadm=1.37.2-1.1", "kubelet=1.37.2-1.1"]
     assert out["problems"] == []
+
+
+def test_a_failed_pull_is_named_with_crictls_last_line():
+    # crictl pull through a node without a route out (the lab, 2026-12-07), shortened
+    stderr = (
+        'E1207 15:47:16.994627    1534 remote_image.go:250] "PullImage from image service failed" err="rpc error"\n'
+        'time="2026-12-07T15:47:16Z" level=fatal msg="pulling image: failed to resolve image: i/o timeout"\n'
+    )
+    assert (
+        pf.last_words(stderr)
+        == 'time="2026-12-07T15:47:16Z" level=fatal msg="pulling image: failed to resolve image: i/o timeout"'
+    )
+    assert pf.last_words("") == "(nothing on stderr)"
