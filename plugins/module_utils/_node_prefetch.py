@@ -250,6 +250,19 @@ def space_plan(needs: list[dict], reserve: int) -> tuple[list[dict], list[str]]:
     return rows, problems
 
 
+def package_row(name, version, path, size, *, fetch, fetched, installed) -> dict:
+    """One entry of the module's ``packages`` result."""
+    return {
+        "name": name,
+        "version": version,
+        "path": path,
+        "size": size,
+        "fetch": fetch,
+        "fetched": fetched,
+        "installed": installed,
+    }
+
+
 class Prefetch:
     """One node's prefetch. ``run(argv) -> (rc, stdout, stderr)`` runs a command on the node (the module bounds
     it with its timeout); ``params`` are the module's options."""
@@ -314,17 +327,7 @@ class Prefetch:
         done = [line.split(" ", 1)[0] for line in out.splitlines() if line.endswith(" installed")]
         for pin in (p for p in pins if p in done):
             name, exact = pin.split("=", 1)
-            self.packages.append(
-                {
-                    "name": name,
-                    "version": exact,
-                    "path": None,
-                    "size": 0,
-                    "fetch": False,
-                    "fetched": False,
-                    "installed": True,
-                }
-            )
+            self.packages.append(package_row(name, exact, None, 0, fetch=False, fetched=False, installed=True))
         return done
 
     def download(self, opts: list[str], pins: list[str]) -> None:
@@ -349,17 +352,9 @@ class Prefetch:
             path = cached_deb(self.archives, name, exact)
             hit = next((w for w in wanted if w["file"].startswith(f"{name}_")), None)
             fetch = cached[name] is None
-            self.packages.append(
-                {
-                    "name": name,
-                    "version": exact,
-                    "path": path,
-                    "size": hit["size"] if hit else (os.path.getsize(path) if path else 0),
-                    "fetch": fetch,
-                    "fetched": fetch and hit is not None and not self.check_mode,
-                    "installed": False,
-                }
-            )
+            size = hit["size"] if hit else (os.path.getsize(path) if path else 0)
+            fetched = fetch and hit is not None and not self.check_mode
+            self.packages.append(package_row(name, exact, path, size, fetch=fetch, fetched=fetched, installed=False))
             if path is None:
                 self.problems.append(f"{name} {exact} is not in {self.archives} after the download")
 

@@ -79,18 +79,24 @@ def test_a_runtime_that_cannot_pull_is_a_problem_not_a_failure(tmp_path, monkeyp
     assert list((tmp_path / "scratch").iterdir()) == []  # the run's scratch directory is removed
 
 
-@pytest.mark.parametrize(("names", "expected"), [(None, []), ([], []), (["kube-proxy"], ["kube-proxy"])])
-def test_kubeadm_images_without_names_means_all_of_them(names, expected, tmp_path, monkeypatch):
-    seen = {}
+@pytest.fixture
+def seen(monkeypatch):
+    """The options the module hands to Prefetch (which runs nothing here)."""
+    params = {}
 
     class Recorder:
-        def __init__(self, params, run, check_mode, scratch):
-            seen.update(params)
+        def __init__(self, options, run, check_mode, scratch):
+            params.update(options)
 
         def go(self):
             return {"changed": False, "packages": [], "images": [], "space": [], "problems": [], "fetched_bytes": 0}
 
     monkeypatch.setattr(module.prefetch, "Prefetch", Recorder)
+    return params
+
+
+@pytest.mark.parametrize(("names", "expected"), [(None, []), ([], []), (["kube-proxy"], ["kube-proxy"])])
+def test_kubeadm_images_without_names_means_all_of_them(names, expected, tmp_path, monkeypatch, seen):
     args = {
         "version": "1.37.2",
         "kubeadm_images": True,
@@ -104,16 +110,6 @@ def test_kubeadm_images_without_names_means_all_of_them(names, expected, tmp_pat
     assert seen["kubeadm_images"] == expected
 
 
-def test_no_kubeadm_images_unless_asked(tmp_path, monkeypatch):
-    seen = {}
-
-    class Recorder:
-        def __init__(self, params, run, check_mode, scratch):
-            seen.update(params)
-
-        def go(self):
-            return {"changed": False, "packages": [], "images": [], "space": [], "problems": [], "fetched_bytes": 0}
-
-    monkeypatch.setattr(module.prefetch, "Prefetch", Recorder)
+def test_no_kubeadm_images_unless_asked(tmp_path, monkeypatch, seen):
     run({"version": "1.37.2", "scratch_dir": str(tmp_path)}, monkeypatch)
     assert seen["kubeadm_images"] is None
