@@ -21,6 +21,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
     KubeadmConfigError,
 )
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _component_gates as component_gates
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _kubelet_flags as kubelet_flags
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 
@@ -193,24 +194,77 @@ def _kubelet_drift_problems(hosts, node_plans):
     return problems
 
 
+def _cluster_feature_gates(cfg_text):
+    if not cfg_text or not HAS_YAML:
+        return {}
+    try:
+        return KubeadmConfig(cfg_text).cluster.get("featureGates") or {}
+    except KubeadmConfigError:
+        return {}  # reported by _kubeadm_config_problems
+
+
+def with_kubelet_flags_drift(hosts, target, cfg_text):
+    """``hosts`` with each host's ``kubelet_flags_drift`` (what the target kubeadm does to its kubeadm-flags.env),
+    from the node read the preflight role keeps (``gate_files``)."""
+    gates = _cluster_feature_gates(cfg_text)
+    out = {}
+    for host, facts in hosts.items():
+        if facts.get("gate_files") is None:  # not read (preflight_check_drift off in the node play)
+            out[host] = facts
+            continue
+        files = {
+            path: text.strip() + "\n" for path, text in component_gates.node_files(facts.get("gate_files")).items()
+        }
+        out[host] = dict(facts, kubelet_flags_drift=kubelet_flags.drift(files, target, gates))
+    return out
+
+
+def _kubelet_flags_problems(hosts, node_plans, accepted):
+    """What the target kubeadm's rewrite of kubeadm-flags.env would drop or change, on a node the run upgrades; a
+    file kubeadm would fail on stops the run whatever is accepted (the step itself would fail)."""
+    upgraded = _upgraded(node_plans)
+    problems = []
+    for host, facts in hosts.items():
+        node, drift = facts.get("node_name") or host, facts.get("kubelet_flags_drift") or {}
+        if node not in upgraded:
+            continue
+        if drift.get("fails"):
+            problems.append(f"node {node}: {drift['fails']}")
+        changes = (drift.get("lost") or []) + (drift.get("altered") or [])
+        if changes and not accepted:
+            problems.append(
+                f"node {node}: the target kubeadm moves --{kubelet_flags.ENDPOINT} into {kubelet_flags.INSTANCE_CONFIG}"
+                f" and writes {kubelet_flags.FLAGS_FILE} again from what it parsed, which would drop or change:"
+                f" {'; '.join(changes)}. Write each flag as --name=value, or move it to /etc/default/kubelet"
+                " (KUBELET_EXTRA_ARGS, which kubeadm never rewrites), or accept with skewsafe_accept_kubelet_config_drift=true"
+            )
+    return problems
+
+
 def comparisons(hosts):
     """Per node what was compared with kubeadm's renderings before the first change, and why anything was not:
     ``[{node, compared, not_compared}]`` from the ``manifest_drift`` and ``kubelet_config_drift`` facts."""
     rows = []
     for host, facts in hosts.items():
         manifests, kubelet = facts.get("manifest_drift") or {}, facts.get("kubelet_config_drift") or {}
+        flags = facts.get("kubelet_flags_drift") or {}
         not_compared = [
             f"{what}: {reason}"
             for what, reason in (
                 ("control-plane manifests", manifests.get("skipped")),
                 ("etcd manifest", manifests.get("etcd_skipped")),
                 ("kubelet configuration", kubelet.get("skipped")),
+                ("kubelet flags", flags.get("skipped")),
             )
             if reason
         ]
         if facts.get("etcd") == "external":
             not_compared.append("etcd manifest: external etcd (no member on this node for kubeadm to render)")
-        compared = list(manifests.get("compared") or []) + list(kubelet.get("compared") or [])
+        compared = [
+            *(manifests.get("compared") or []),
+            *(kubelet.get("compared") or []),
+            *(flags.get("compared") or []),
+        ]
         rows.append({"node": facts.get("node_name") or host, "compared": compared, "not_compared": not_compared})
     return rows
 
@@ -432,6 +486,9 @@ def assess(data):
 
     problems += _drain_problems(data.get("drains"), node_plans)
     problems += _kubelet_drift_problems(hosts, node_plans)
+    if data.get("check_drift", True):
+        hosts = with_kubelet_flags_drift(hosts, target, cfg_text)
+        problems += _kubelet_flags_problems(hosts, node_plans, data.get("accept_kubelet_config_drift", False))
     problems += etcd_member_problems(hosts, by_node)
 
     mvp = data.get("mvp") or {}

@@ -612,3 +612,33 @@ def test_report_lists_what_was_compared_on_each_node():
     assert "- cp-1: kube-apiserver, etcd, /var/lib/kubelet/config.yaml\n" in text
     assert "- w-1: nothing; not compared: kubelet configuration: behind\n" in text
     assert "## Compared" not in markdown(build([], "1.37.2"))
+
+
+def test_kubelet_flags_kubeadm_would_mangle_are_a_problem_unless_accepted_and_are_listed_as_compared(data):
+    read = (
+        "#skewsafe-file /var/lib/kubelet/kubeadm-flags.env\n"
+        'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --fail-swap-on '
+        '--node-ip=10.0.0.5"\n'
+    )
+    data["target"] = "1.36.5"
+    data["kubeadm_config"] = CLUSTER_CFG.replace("v1.36.5", "v1.35.4")
+    for name in data["hosts"]:
+        data["hosts"][name].update(kubelet_version="v1.35.4", apiserver_version="v1.35.4")
+    data["hosts"]["w-1"]["gate_files"] = read
+    data["hosts"]["cp-1"]["gate_files"] = "#skewsafe-file /var/lib/kubelet/config.yaml\nkind: KubeletConfiguration\n"
+    data["hosts"]["w-1"].pop("apiserver_version")
+    result = assess(data)
+    [problem] = [p for p in result["problems"] if "kubeadm-flags.env" in p]
+    assert problem.startswith("node w-1: the target kubeadm moves --container-runtime-endpoint")
+    assert "--node-ip=10.0.0.5; --fail-swap-on=true -> --fail-swap-on=--node-ip=10.0.0.5" in problem
+    [row] = [r for r in result["compared"] if r["node"] == "w-1"]
+    assert row["compared"] == ["/var/lib/kubelet/kubeadm-flags.env"]
+    [cp_row] = [r for r in result["compared"] if r["node"] == "cp-1"]
+    assert "kubelet flags: /var/lib/kubelet/kubeadm-flags.env: the node has none" in cp_row["not_compared"][0]
+    data["accept_kubelet_config_drift"] = True
+    assert not [p for p in assess(data)["problems"] if "kubeadm-flags.env" in p]
+    # a file kubeadm cannot read fails its step: accepting changes nothing
+    data["hosts"]["w-1"]["gate_files"] = read.replace("KUBELET_KUBEADM_ARGS=", "# hand-edited\nKUBELET_KUBEADM_ARGS=")
+    assert [p for p in assess(data)["problems"] if "would fail its upgrade step" in p]
+    data["check_drift"] = False
+    assert not [p for p in assess(data)["problems"] if "kubeadm-flags.env" in p]
