@@ -230,26 +230,28 @@ def package_cache(lab, node: str) -> list[str]:
 
 
 def test_p_each_node_proves_it_can_take_its_step_before_the_first_change(lab):
-    """(p) the prefetch playbook: a worker whose apt configuration cannot reach the repository and a control plane
-    missing a target image it cannot pull (the lab has no registry) stop it, named, with nothing changed; fixed, every
-    node has its target packages in its package cache; a rerun fetches nothing."""
+    """(p) a worker whose apt configuration cannot reach the repository and a control plane missing a target image
+    it cannot pull (the lab has no registry) stop the upgrade in its prefetch step, both named, before any change;
+    fixed, the prefetch playbook leaves every node's target packages in its package cache; a rerun fetches nothing."""
     after("workload")
     before = lab.snapshot_state()
     lab.node_exec(BLOCKED, "sh", "-c", f"echo 'Acquire::http::Proxy \"http://10.214.1.250:3128\";' > {DEAD_PROXY}")
     lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "tag", HIDDEN_IMAGE, HIDDEN_AS)
     lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "rm", HIDDEN_IMAGE)
     try:
-        stopped = lab.playbook("prefetch", "-e", TARGET)
+        stopped = lab.playbook("upgrade", "-e", TARGET)
     finally:
         lab.node_exec(BLOCKED, "rm", "-f", DEAD_PROXY)
         lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "tag", HIDDEN_AS, HIDDEN_IMAGE, check=False)
         lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "rm", HIDDEN_AS, check=False)
-    record("p: prefetch with a dead apt proxy and a missing image", stopped)
+    record("p: upgrade with a dead apt proxy and a missing image", stopped)
     assert stopped.returncode != 0, stopped.tail()
     assert "2 node(s) cannot take their upgrade step" in stopped.output, stopped.tail()
     assert f"{BLOCKED}: apt-get update through the node's own sources failed" in stopped.output, stopped.tail()
     assert f"{SECOND}: cannot pull {HIDDEN_IMAGE}" in stopped.output, stopped.tail()
-    assert lab.snapshot_state() == before, "the stopped prefetch changed a node"
+    assert lab.snapshot_state() == before, "the upgrade stopped in its prefetch step changed a node"
+    # stopped in the prefetch play: the snapshot and MVP plays (the first changes of a run) never started
+    assert "PLAY [Etcd backup" not in stopped.output and "PLAY [Enable MVP" not in stopped.output, stopped.tail()
     assert lab.node_exec(SECOND, "crictl", "inspecti", "-q", HIDDEN_IMAGE, check=False).strip(), "image not restored"
 
     run = lab.playbook("prefetch", "-e", TARGET)
