@@ -66,22 +66,37 @@ def _kubeadm_args(fields):
     return sorted(args)
 
 
-def _systemd_value(text):
-    """The variable's value as systemd's EnvironmentFile reads it (the kubelet unit expands it unquoted)."""
-    value = None
+def _systemd_values(text):
+    """``{variable: value}`` as systemd's EnvironmentFile reads the file (the kubelet unit expands
+    ``$KUBELET_KUBEADM_ARGS`` unquoted, and every variable is in the kubelet's environment)."""
+    values = {}
     for line in text.splitlines():
         line = line.strip()
         if not line or line[0] in "#;" or "=" not in line:
             continue
         key, raw = line.split("=", 1)
-        if key.strip() != VARIABLE:
-            continue
         raw = raw.strip()
         if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
-            raw = raw[1:-1]
-            raw = re.sub(r"\\(.)", r"\1", raw) if raw else raw
-        value = raw
-    return value or ""
+            raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
+        values[key.strip()] = raw
+    return values
+
+
+def _go_quote(value):
+    """Go's %q for the printable ASCII kubeadm writes (strconv.Quote)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def rewritten(text):
+    """``(file text, endpoint)`` kubeadm 1.35/1.36 write in place of ``text`` on a node without an instance
+    configuration; ``(None, None)`` when there is no endpoint to move (the file stays). Raises KubeletFlagsError where
+    kubeadm's step fails."""
+    args = _kubeadm_args(_kubeadm_fields(text))
+    endpoints = [value for name, value in args if name == ENDPOINT]
+    if not endpoints:
+        return None, None
+    kept = " ".join(f"--{name}={value}" for name, value in args if name != ENDPOINT)
+    return f"{VARIABLE}={_go_quote(kept)}\n", endpoints[-1]
 
 
 def _kubelet_settings(tokens):
@@ -143,25 +158,29 @@ def drift(files, target, feature_gates=None):
     if why is None or INSTANCE_CONFIG in files:
         return result  # kubeadm leaves the file as it is
     try:
-        args = _kubeadm_args(_kubeadm_fields(text))
+        new_text, endpoint = rewritten(text)
     except KubeletFlagsError as exc:
         return dict(
             result,
             fails=f"{why} would fail its upgrade step: {exc}; write the file as kubeadm does "
             f'({VARIABLE}="--name=value ...") before the upgrade',
         )
-    endpoints = [value for name, value in args if name == ENDPOINT]
-    if not endpoints:
+    if new_text is None:
         return result  # nothing to move: the file stays
-    before = _kubelet_settings(_systemd_value(text).split())
-    after = _kubelet_settings([f"--{name}={value}" for name, value in args if name != ENDPOINT])
-    result["moved"] = [f"--{ENDPOINT}={endpoints[-1]} -> {INSTANCE_CONFIG} (containerRuntimeEndpoint)"]
+    old_vars, new_vars = _systemd_values(text), _systemd_values(new_text)
+    before = _kubelet_settings(old_vars.get(VARIABLE, "").split())
+    after = _kubelet_settings(new_vars[VARIABLE].split())
+    result["moved"] = [f"--{ENDPOINT}={endpoint} -> {INSTANCE_CONFIG} (containerRuntimeEndpoint)"]
     before.pop(ENDPOINT, None)
     result["lost"] = [f"--{name}={value}" for name, value in before.items() if name not in after]
+    result["lost"] += [
+        f"{key}={value} (the kubelet's environment)" for key, value in old_vars.items() if key not in new_vars
+    ]
     result["altered"] = [
         f"--{name}={value} -> --{name}={after[name]}"
         for name, value in before.items()
         if name in after and after[name] != value
     ]
     result["altered"] += [f"(new) --{name}={value}" for name, value in after.items() if name not in before]
+    result["rewritten"] = new_text
     return result

@@ -9,9 +9,47 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _component_gates as component_gates
-from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._kubelet_flags import FLAGS_FILE, INSTANCE_CONFIG, drift
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._kubelet_flags import (
+    FLAGS_FILE,
+    INSTANCE_CONFIG,
+    KubeletFlagsError,
+    drift,
+    rewritten,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
+CASES = FIXTURES / "kubeadm-flags"
+
+
+def _recorded(version):
+    """What kubeadm's own WriteKubeletConfigFiles left for each case (hack/kubeadm-flags-rewrite/record.sh)."""
+    out = {}
+    for block in (CASES / f"kubeadm-v{version}.txt").read_text().split("=== ")[1:]:
+        name, rest = block.split("\n", 1)
+        error = rest.split("--- error\n", 1)[1].split("\n--- kubeadm-flags.env\n", 1)[0]
+        flags = rest.split("--- kubeadm-flags.env\n", 1)[1].split("--- instance-config.yaml", 1)[0]
+        instance = rest.split("--- instance-config.yaml", 1)[1].split("\n", 1)[1]
+        out[name] = {"error": error, "flags": flags, "instance": instance}
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in (CASES / "in").iterdir()))
+def test_the_model_writes_what_kubeadm_1_36_5_itself_wrote(case):
+    original = (CASES / "in" / case).read_text()
+    real = _recorded("1.36.5")[case]
+    if real["error"].startswith("error reading kubeadm flags file"):
+        with pytest.raises(KubeletFlagsError):
+            rewritten(original)
+        assert real["flags"] == original  # kubeadm stopped before writing
+        return
+    text, endpoint = rewritten(original)
+    if text is None:  # nothing to move: kubeadm leaves the file, and writes an empty endpoint
+        assert real["flags"] == original and real["instance"] == 'containerRuntimeEndpoint: ""\n'
+        return
+    assert text == real["flags"]
+    assert real["instance"] == f'containerRuntimeEndpoint: "{endpoint}"\n'
+
+
 SOCKET = "unix:///run/containerd/containerd.sock"
 
 
@@ -53,8 +91,9 @@ def test_a_second_variable_in_the_file_becomes_part_of_the_flags():
     }
     found = drift(files, "1.36.5")
     # the quote before the newline is not trimmed (only the outer ones are): the value gains it; HTTP_PROXY=x is no
-    # --name=value field and is dropped
+    # --name=value field and is dropped, so the kubelet's environment loses it
     assert found["altered"] == ['--node-ip=10.0.0.5 -> --node-ip=10.0.0.5"']
+    assert found["lost"] == ["HTTP_PROXY=x (the kubelet's environment)"]
 
 
 def test_a_file_kubeadm_cannot_read_fails_its_step_and_says_so():
