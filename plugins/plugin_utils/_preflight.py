@@ -367,12 +367,12 @@ def assess(data):
     """
     problems = []
     target = data.get("target")
-    order = data.get("control_plane_order") or "components_first"
+    order = data.get("control_plane_order") or plan.DEFAULT_CONTROL_PLANE_ORDER
     if order not in plan.CONTROL_PLANE_ORDERS:
         problems.append(
             f"order: the control-plane order must be one of {', '.join(plan.CONTROL_PLANE_ORDERS)}, not {order!r}"
         )
-        order = "components_first"
+        order = plan.DEFAULT_CONTROL_PLANE_ORDER
     hosts = data.get("hosts") or {}
     cps = [h for h, facts in hosts.items() if facts.get("role") != "worker"]
     first = data.get("first_control_plane") or (cps[0] if cps else None)

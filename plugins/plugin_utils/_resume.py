@@ -21,9 +21,8 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
 
 ROLES = ("first_control_plane", "control_plane", "worker")
-# How the control planes are upgraded: every control plane's components first, then their kubelets one node at a
-# time (the default); or each control plane whole before the next (kubeadm's documented order).
-ORDERS = ("components_first", "node_by_node")
+# How the control planes are upgraded: one table and one default, in _upgrade_plan.
+ORDERS = plan.CONTROL_PLANE_ORDERS
 # The static Pods kubeadm upgrades on every control plane (etcd only where stacked, so not required).
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
@@ -58,7 +57,7 @@ def left_to_do(observed):
     rerunning that control plane's kubeadm step upgrades it. The phase upgrades CoreDNS first and kube-proxy
     last, so kube-proxy at the target also means the CoreDNS step ran.
 
-    ``order`` (one of ORDERS, default ``node_by_node``): with ``components_first``, a control plane's kubelet step
+    ``order`` (one of ORDERS, default ``components_first`` as the playbooks'): with ``components_first``, a control plane's kubelet step
     waits for every kube-apiserver Pod to run the target (and, with ``control_planes``, the number of control
     planes, for that many Pods to be listed): ``kubelet_waits_for`` then says what it waits for (empty when the
     step may run, or there is none).
@@ -66,7 +65,7 @@ def left_to_do(observed):
     role = observed.get("role")
     if role not in ROLES:
         raise ResumeError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    order = observed.get("order") or "node_by_node"
+    order = observed.get("order") or plan.DEFAULT_CONTROL_PLANE_ORDER
     if order not in ORDERS:
         raise ResumeError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     target = _release(observed.get("target"), "the target")

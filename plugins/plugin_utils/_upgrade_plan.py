@@ -70,6 +70,7 @@ def cluster_version(node_versions):
 # behind the gates, then the control-plane kubelets one node at a time; or each control plane whole before the
 # next (kubeadm's documented order).
 CONTROL_PLANE_ORDERS = ("components_first", "node_by_node")
+DEFAULT_CONTROL_PLANE_ORDER = "components_first"  # the playbooks' skewsafe_control_plane_order default
 _KUBELET_LATER = "the kubelet once every control plane's components run the target"
 
 
@@ -78,7 +79,7 @@ def _check_order(order):
         raise PlanError(f"the control-plane order must be one of {', '.join(CONTROL_PLANE_ORDERS)}, not {order!r}")
 
 
-def node_plan(name, kubelet_version, target, role, order="node_by_node", components_version=None):
+def node_plan(name, kubelet_version, target, role, order=DEFAULT_CONTROL_PLANE_ORDER, components_version=None):
     """What happens to one node: ``{"node", "role", "from", "to", "action"}``.
 
     ``action`` names only the kubeadm command and whether the gate follows: the roles own the steps. With
@@ -111,7 +112,7 @@ def node_plan(name, kubelet_version, target, role, order="node_by_node", compone
     return {"node": name, "role": role, "from": fmt(cur), "to": fmt(tgt), "action": action}
 
 
-def run_order(nodes, target, order="components_first"):
+def run_order(nodes, target, order=DEFAULT_CONTROL_PLANE_ORDER):
     """The steps of an upgrade run in the order the playbook takes them: ``[{"step", "node", "phase", "what"}]``.
 
     ``nodes``: ``[{"node", "role", "kubelet", "components"}]`` in inventory order (``components``: the control

@@ -193,11 +193,15 @@ def test_components_first_kubelet_waits_for_every_api_server(state, observed, ne
     assert (result["next_step"], result["kubelet_waits_for"]) == (next_step, waits_for), state
 
 
-def test_node_by_node_never_waits_and_is_the_default():
+def test_node_by_node_never_waits_and_components_first_is_the_default_as_in_the_playbooks():
     waiting = {"apiservers": [NEW, OLD, OLD], "kube_proxy": OLD}
     assert control_plane("node_by_node", **waiting)["kubelet_waits_for"] == []
-    assert control_plane(None, **waiting)["kubelet_waits_for"] == []  # the filter's callers before the order existed
-    assert control_plane(**waiting)["kubelet_waits_for"] != []
+    # one default with the playbooks and the preflight plan (skewsafe_control_plane_order)
+    assert (
+        control_plane(None, **waiting)["kubelet_waits_for"]
+        == control_plane("components_first", **waiting)["kubelet_waits_for"]
+        != []
+    )
 
 
 def test_workers_never_wait_on_the_control_planes():

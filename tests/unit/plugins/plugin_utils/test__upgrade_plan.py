@@ -67,10 +67,12 @@ def test_pre_releases_order_before_their_release():
 
 
 def test_node_plan():
-    first = node_plan("cp-1", "v1.36.5", "1.37.2", "first_control_plane")
+    first = node_plan("cp-1", "v1.36.5", "1.37.2", "first_control_plane", "node_by_node")
     assert first["action"] == "upgrade (kubeadm upgrade apply, then the MVP gate, then the kubelet)"
     assert "steps" not in first
-    other = node_plan("cp-2", "v1.36.5", "1.37.2", "control_plane")
+    # the default order is the playbooks' (components_first): the kubelet comes after every control plane's components
+    assert node_plan("cp-1", "v1.36.5", "1.37.2", "first_control_plane")["action"].endswith("run the target)")
+    other = node_plan("cp-2", "v1.36.5", "1.37.2", "control_plane", "node_by_node")
     assert other["action"] == "upgrade (kubeadm upgrade node, then the MVP gate, then the kubelet)"
     worker = node_plan("w-1", "1.36.5", "1.37.2", "worker")
     assert worker["action"] == "upgrade (kubeadm upgrade node, then the kubelet)"
