@@ -5,11 +5,9 @@
 
 from __future__ import annotations
 
-import time
-
 from ansible.utils.display import Display
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _manifest, _poll
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import control_plane_node_argspec
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _control_plane_health as health
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _node_manifests as node_manifests
@@ -121,21 +119,20 @@ class ActionModule(NodeAction):
         if etcd_mode == "auto":
             etcd_mode = "stacked" if manifests.get("etcd") is not None else "external"
         url = health.apiserver_address(manifests.get("kube-apiserver"))
-        started, attempts, streak = time.monotonic(), 0, 0
-        threshold = max(1, params["success_threshold"])
-        while True:
-            attempts += 1
+        state = {}
+
+        def one_round(attempt, elapsed):
             pods, pods_error = self._pods(api, params)
             readyz = self._readyz(url, params, task_vars)
             etcd = {"mode": "skipped"} if etcd_mode == "skip" else self._etcd(etcd_mode, manifests, params, task_vars)
             problems = [pods_error] if pods_error else []
             problems += health.evaluate(manifests, pods, readyz, etcd, params.get("expected_version"))
-            streak = 0 if problems else streak + 1
-            elapsed = time.monotonic() - started
-            display.vv(f"control_plane_health {node} round {attempts} ({elapsed:.0f}s): {problems or 'whole'}")
-            if streak >= threshold or elapsed + params["wait_sleep"] > params["wait_timeout"]:
-                break
-            time.sleep(params["wait_sleep"])
+            display.vv(f"control_plane_health {node} round {attempt} ({elapsed():.0f}s): {problems or 'whole'}")
+            state.update(problems=problems, etcd=etcd)
+            return not problems
+
+        ended = _poll.poll(one_round, params["success_threshold"], params["wait_timeout"], params["wait_sleep"])
+        problems, etcd, elapsed, attempts = state["problems"], state["etcd"], ended.elapsed, ended.attempts
         result = dict(
             changed=False,
             passed=not problems,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _poll, _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
@@ -108,56 +108,49 @@ def check_until_proved(params, sleep=time.sleep, clock=time.monotonic, progress=
     if unknown:
         raise RunError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
     threshold = max(1, params["success_threshold"])
-    timeout, wait_sleep = params["wait_timeout"], params["wait_sleep"]
-    started = clock()
-    attempts, streak, baseline, permanent_streak = 0, 0, None, 0
+    mode = params["mode"]
+    state = {"baseline": None, "permanent_streak": 0, "results": [], "evidence": None, "mode": mode}
     history = {}
     first_seen = {}  # cause -> elapsed seconds when it was first seen without a break (PERMANENT_AFTER)
-    results, evidence, mode = [], None, params["mode"]
-    while True:
-        attempts += 1
+
+    def one_round(attempt, elapsed):
         try:
             evidence = collector.collect(endpoints, "steady" if mode == "steady" else "mixed")
             round_mode = resolve_mode(mode, evidence)
             if round_mode != "mixed":
                 evidence["probes"], evidence["probe_plan"] = [], {}
-            if baseline is None:
-                baseline = {s["name"]: error_totals(s) for s in evidence["servers"] if not s.get("error")}
+            if state["baseline"] is None:
+                state["baseline"] = {s["name"]: error_totals(s) for s in evidence["servers"] if not s.get("error")}
             results = evaluate(
-                evidence, round_mode, baseline=baseline, checks=checks, sources=params.get("proxy_sources")
+                evidence, round_mode, baseline=state["baseline"], checks=checks, sources=params.get("proxy_sources")
             )
+            state["evidence"] = evidence
         except CollectError as exc:
             round_mode = mode
-            results = [
-                {
-                    "check": "versions",
-                    "server": None,
-                    "passed": False,
-                    "detail": str(exc),
-                    "cause": exc.kind,
-                }
-            ]
+            results = [{"check": "versions", "server": None, "passed": False, "detail": str(exc), "cause": exc.kind}]
         passed = all(r["passed"] for r in results)
         for r in results:
             history.setdefault(r["check"], {"passed": 0, "failed": 0})["passed" if r["passed"] else "failed"] += 1
-        streak = streak + 1 if passed else 0
+        state.update(results=results, mode=round_mode)
         causes = {r["cause"] for r in results if not r["passed"]}
-        elapsed = clock() - started
+        seconds = elapsed()
         for cause in list(first_seen):
             if cause not in causes:
                 del first_seen[cause]
         for cause in causes & set(PERMANENT_AFTER):
-            first_seen.setdefault(cause, elapsed)
-        lasting = {c for c, since in first_seen.items() if elapsed - since >= PERMANENT_AFTER[c]}
-        permanent_streak = permanent_streak + 1 if causes & (set(PERMANENT_CAUSES) | lasting) else 0
+            first_seen.setdefault(cause, seconds)
+        lasting = {c for c, since in first_seen.items() if seconds - since >= PERMANENT_AFTER[c]}
+        permanent = causes & (set(PERMANENT_CAUSES) | lasting)
+        state["permanent_streak"] = state["permanent_streak"] + 1 if permanent else 0
         if progress:
             failed = [f"{r['server'] or '-'}:{r['cause']}" for r in results if not r["passed"]]
-            progress(f"round {attempts} ({elapsed:.1f}s): {'pass' if passed else 'fail ' + ', '.join(failed)}")
-        done = streak >= threshold
-        gave_up = elapsed + wait_sleep > timeout or (params["fail_fast"] and permanent_streak >= 2)
-        if done or gave_up:
-            break
-        sleep(wait_sleep)
+            progress(f"round {attempt} ({seconds:.1f}s): {'pass' if passed else 'fail ' + ', '.join(failed)}")
+        return passed, params["fail_fast"] and state["permanent_streak"] >= 2
+
+    started = clock()
+    ended = _poll.poll(one_round, threshold, params["wait_timeout"], params["wait_sleep"], clock=clock, sleep=sleep)
+    attempts, streak, results, evidence = ended.attempts, ended.streak, state["results"], state["evidence"]
+    round_mode = state["mode"]
     failed = [r for r in results if not r["passed"]]
     kind = outcome(results, round_mode, checks) if streak >= threshold else "failed"
     if not failed and streak < threshold:

@@ -57,8 +57,8 @@ def make_action(monkeypatch, node, pods, args=None, check_mode=False):
     rounds = list(pods)
     monkeypatch.setattr(action, "_pods", lambda api, params: rounds.pop(0) if len(rounds) > 1 else rounds[0])
     clock = {"now": 0.0}
-    monkeypatch.setattr(action_mod.time, "monotonic", lambda: clock["now"])
-    monkeypatch.setattr(action_mod.time, "sleep", lambda s: clock.__setitem__("now", clock["now"] + s))
+    monkeypatch.setattr(action_mod._poll.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(action_mod._poll.time, "sleep", lambda s: clock.__setitem__("now", clock["now"] + s))
     return action
 
 
