@@ -12,6 +12,8 @@ import os
 import sys
 import traceback
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
+
 try:
     import kubernetes  # noqa: F401  pylint: disable=unused-import
     from kubernetes import client as k8s_client
@@ -67,7 +69,7 @@ RETRY = {
 KUBEADM_ADMIN_KUBECONFIG = "/etc/kubernetes/admin.conf"
 
 
-class ClientError(Exception):
+class ClientError(SkewsafeError):
     """Credentials or connection settings that cannot work."""
 
 

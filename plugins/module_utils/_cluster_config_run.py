@@ -18,6 +18,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_s
     FileStore,
     StoreError,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import FEATURE_GATES_ARG
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config import (
     HAS_YAML,
@@ -32,7 +33,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
 MVP_ARGS = {f"apiServer.{name}" for name in (*MVP_PEER_FLAGS, FEATURE_GATES_ARG)}
 
 
-class RunFailure(Exception):
+class RunFailure(SkewsafeError):
     """The task fails with ``msg``; ``extra`` goes into the failed result as well."""
 
     def __init__(self, msg, **extra):

@@ -18,13 +18,14 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import (
     build_api_client,
     k8s_client,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
 
 KUBEADM_CONFIGMAP_NAMESPACE = "kube-system"
 KUBEADM_CONFIGMAP_NAME = "kubeadm-config"
 KUBEADM_CONFIGMAP_KEY = "ClusterConfiguration"
 
 
-class StoreError(Exception):
+class StoreError(SkewsafeError):
     """Reading or writing failed; ``conflict`` is true when a retry can succeed."""
 
     def __init__(self, msg, conflict=False):

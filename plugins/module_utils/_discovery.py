@@ -10,13 +10,15 @@ A GVR is the tuple ``(group, version, resource)``; the core group is ``""``.
 
 from __future__ import annotations
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
+
 ACCEPT_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 # client-go's AcceptV2NoPeer: the server's local view only. Servers that do not know
 # the profile ignore it and answer their local view anyway.
 ACCEPT_V2_NOPEER = ACCEPT_V2 + ";profile=nopeer"
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(SkewsafeError, ValueError):
     pass
 
 

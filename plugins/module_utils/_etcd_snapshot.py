@@ -24,6 +24,8 @@ import urllib.error
 
 from ansible.module_utils.urls import Request
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
+
 SNAPSHOT_PATH = "/v3/maintenance/snapshot"
 STATUS_PATH = "/v3/maintenance/status"
 # Room left on the snapshot's file system besides the snapshot itself (etcd's dbSize is an upper bound of it).
@@ -35,7 +37,7 @@ BOLT_MAGIC_OFFSET = 16
 READ_CHUNK = 1 << 20
 
 
-class SnapshotError(Exception):
+class SnapshotError(SkewsafeError):
     """A snapshot that could not be taken or did not verify."""
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
+
 FEATURE_GATES_ARG = "feature-gates"
 
 _ARG_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -29,7 +31,7 @@ _GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
-class ExtraArgsError(ValueError):
+class ExtraArgsError(SkewsafeError, ValueError):
     """Invalid input or an existing value that cannot be understood."""
 
 

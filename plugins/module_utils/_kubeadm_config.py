@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._extra_args import (
     FEATURE_GATES_ARG,
     ExtraArgs,
@@ -54,7 +55,7 @@ COMPONENTS = {
 _DOC_START_RE = re.compile(r"(?m)^(?=---(?:[ \t].*)?\r?$)")
 
 
-class KubeadmConfigError(ValueError):
+class KubeadmConfigError(SkewsafeError, ValueError):
     """The configuration cannot be read or the requested change is not allowed."""
 
 

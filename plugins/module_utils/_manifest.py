@@ -11,6 +11,8 @@ import base64
 import binascii
 import os
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
+
 try:
     import yaml
 
@@ -34,7 +36,7 @@ MVP_FLAGS = (
 )
 
 
-class ManifestError(ValueError):
+class ManifestError(SkewsafeError, ValueError):
     """The manifest cannot be read as a static Pod document."""
 
 

@@ -21,6 +21,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
     listable,
     parse_aggregated,
 )
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import MVP_METRICS, parse_samples
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     MVP_HOOKS,
@@ -39,7 +40,7 @@ ADVERTISE_ANNOTATION = "kubeadm.kubernetes.io/kube-apiserver.advertise-address.e
 PEER_PROXIED_HEADER = "x-kubernetes-peer-proxied"
 
 
-class CollectError(Exception):
+class CollectError(SkewsafeError):
     """No evidence at all this round; ``kind`` is the cause (see ``_mvp.classify_endpoint_error``)."""
 
     def __init__(self, message, kind="unreachable_endpoint"):

@@ -12,6 +12,7 @@ import time
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _poll, _version
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     CHECKS,
     PERMANENT_CAUSES,
@@ -33,7 +34,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect impo
 PERMANENT_AFTER = {"endpoint_refused": 60.0}
 
 
-class RunError(Exception):
+class RunError(SkewsafeError):
     """Bad input or an environment that cannot work; nothing was checked."""
 
 

@@ -16,9 +16,10 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 
-class ActionFailure(Exception):
+class ActionFailure(PluginError):
     """The action cannot do what it was asked; ``fields`` go into the failed result beside ``msg``."""
 
     def __init__(self, msg, **fields):

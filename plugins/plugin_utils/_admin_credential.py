@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 # kubeadm init binds this group to cluster-admin (ClusterRoleBinding kubeadm:cluster-admins, kubeadm >= 1.29:
 # cmd/kubeadm/app/phases/kubeconfig EnsureAdminClusterRoleBinding); admin.conf's certificate carries it too.
 CLUSTER_ADMINS_GROUP = "kubeadm:cluster-admins"
@@ -40,7 +42,7 @@ DEFAULT_CERTIFICATES_DIR = "/etc/kubernetes/pki"
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
-class CredentialError(ValueError):
+class CredentialError(PluginError, ValueError):
     pass
 
 

@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 # ansible's own true words (module_utils.parsing.convert_bool.BOOLEANS_TRUE); anything else turns verification off
 # for the collection's modules or for kubernetes.core (which reads only 0, false and no as false).
 TRUE_WORDS = ("1", "true", "yes", "on", "y", "t")
@@ -34,7 +36,7 @@ TLS_ADVICE = (
 SECRET_USER_FIELDS = ("token", "client-key-data", "password")
 
 
-class KubeconfigError(ValueError):
+class KubeconfigError(PluginError, ValueError):
     """A kubeconfig file that cannot be read as one."""
 
 

@@ -11,11 +11,12 @@ import yaml
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import container, image_tag, summary
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 NAMESPACE = "kube-system"
 
 
-class StateError(Exception):
+class StateError(PluginError):
     """The API did not answer what the decision needs."""
 
 

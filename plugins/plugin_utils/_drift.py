@@ -18,6 +18,7 @@ import re
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _component_gates
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 KUBELET_CONFIG = _component_gates.KUBELET_CONFIG
 # kubeadm applies the node's instance configuration (its CRI socket) last; its dry run reads it from a scratch
@@ -35,7 +36,7 @@ _WOULD_WRITE = re.compile(r'\[dryrun\] Would write file "(?P<path>[^"]+)" with c
 _RENDER_VERSION = re.compile(r'control plane instance to version "(?P<version>v[^"]+)"')
 
 
-class DriftError(ValueError):
+class DriftError(PluginError, ValueError):
     pass
 
 

@@ -18,6 +18,7 @@ import yaml
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drift
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 ETCD_MANIFEST = "/etc/kubernetes/manifests/etcd.yaml"
 # Read by etcd only when it bootstraps an empty data directory; kubeadm renders the member alone (a joined member's
@@ -27,7 +28,7 @@ BOOTSTRAP_ONLY = ("initial-cluster", "initial-cluster-state")
 ADVERTISE_ANNOTATION = "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint"
 
 
-class EtcdDriftError(ValueError):
+class EtcdDriftError(PluginError, ValueError):
     pass
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 FLAGS_FILE = "/var/lib/kubelet/kubeadm-flags.env"
 INSTANCE_CONFIG = "/var/lib/kubelet/instance-config.yaml"
 VARIABLE = "KUBELET_KUBEADM_ARGS"
@@ -33,7 +35,7 @@ FIRST_MODELLED_MINOR = 35
 _MINOR = re.compile(r"^v?1\.(\d+)\.")
 
 
-class KubeletFlagsError(ValueError):
+class KubeletFlagsError(PluginError, ValueError):
     """kubeadm's upgrade would fail on the file (it does not start with the variable)."""
 
 

@@ -12,10 +12,12 @@ run can be killed between them.
 
 from __future__ import annotations
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 STATES = ("cordoned", "uncordoned")
 
 
-class CordonError(Exception):
+class CordonError(PluginError):
     """The Node could not be read or written."""
 
 

@@ -16,9 +16,10 @@ import time
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _drain as rules
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 
-class DrainError(Exception):
+class DrainError(PluginError):
     """The drain cannot finish; ``fields`` say what is left and why."""
 
     def __init__(self, msg, **fields):

@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _manifest
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 MODULE = "skewsafe.kubeadm.static_pod_manifests_info"
 
 
-class NodeManifestError(Exception):
+class NodeManifestError(PluginError):
     """A manifest exists but cannot be read or parsed."""
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import time
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 # The pkgs.k8s.io signing key ("isv:kubernetes OBS Project"), the same for every minor's Release.key and
 # repomd.xml.key. Its expiry is extended now and then under the same fingerprint (kubernetes/release#3818).
 UPSTREAM_KEY_FINGERPRINT = "DE15B14486CD377B9E876E1A234654DA9A296436"
@@ -21,7 +23,7 @@ UPSTREAM_KEY_FINGERPRINT = "DE15B14486CD377B9E876E1A234654DA9A296436"
 _FINGERPRINT = re.compile(r"^(?:[0-9A-F]{40}|[0-9A-F]{64})$")
 
 
-class RepoKeyError(ValueError):
+class RepoKeyError(PluginError, ValueError):
     pass
 
 

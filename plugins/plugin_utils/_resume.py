@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils import _upgrade_plan as plan
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 ROLES = ("first_control_plane", "control_plane", "worker")
 # How the control planes are upgraded: one table and one default, in _upgrade_plan.
@@ -27,7 +28,7 @@ ORDERS = plan.CONTROL_PLANE_ORDERS
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
 
-class ResumeError(ValueError):
+class ResumeError(PluginError, ValueError):
     pass
 
 

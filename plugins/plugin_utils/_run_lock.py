@@ -20,11 +20,13 @@ import sys
 import time
 from pathlib import Path
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 HOLDER_ANNOTATION = "skewsafe.kubeadm/holder"
 DEFAULT_NAME = "skewsafe-kubeadm-upgrade"
 
 
-class LockHeld(Exception):
+class LockHeld(PluginError):
     """Another run holds the lock; the message names it."""
 
 
@@ -126,7 +128,7 @@ class Conflict(Exception):
     """A conditional write lost a race (409)."""
 
 
-class LockError(Exception):
+class LockError(PluginError):
     """The API answered something other than what a Lease store expects."""
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
+
 CONTAINERS_MARK = "#skewsafe-containers"
 
 # kubeadm's container names; any other static Pod ranks between the leader-elected ones and kube-apiserver.
@@ -26,7 +28,7 @@ _GRACE = "io.kubernetes.pod.terminationGracePeriod"
 _SOURCE = "kubernetes.io/config.source"
 
 
-class StopPlanError(ValueError):
+class StopPlanError(PluginError, ValueError):
     pass
 
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 # Feature gates kubeadm removed, by the minor that no longer knows them. kubeadm refuses unknown
 # gates, so one left in ClusterConfiguration.featureGates breaks the upgrade to that minor.
@@ -20,7 +21,7 @@ REMOVED_KUBEADM_GATES = {
 }
 
 
-class PlanError(ValueError):
+class PlanError(PluginError, ValueError):
     """The requested upgrade is not allowed; the message says why."""
 
 
