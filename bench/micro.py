@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.run import check_until_proved
 from skewsafe_harness import Harness
 from skewsafe_harness.hooks import peer_ca_hook
 from skewsafe_harness.pins import new_version, old_version

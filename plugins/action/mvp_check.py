@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ansible.utils.display import Display
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import mvp_check_argspec
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError, check_until_proved
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.args import mvp_check_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.run import RunError, check_until_proved
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._action import ActionFailure, ControllerAction
 
 display = Display()

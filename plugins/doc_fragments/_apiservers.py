@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class ModuleDocFragment:
-    # Mirrors APISERVERS_ARG_SPEC in plugins/module_utils/_mvp_args.py.
+    # Mirrors APISERVERS_ARG_SPEC in plugins/module_utils/_mvp/args.py.
     DOCUMENTATION = r"""
 options:
   endpoints:

@@ -171,8 +171,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import ManifestError, read_mvp_flags
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import apiservers_argspec
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError, collect_once
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.args import apiservers_argspec
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.run import RunError, collect_once
 
 
 def main() -> None:

@@ -222,7 +222,7 @@ conflict:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_run import RunFailure, run
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config.run import RunFailure, run
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._kubeadm_config i
     KubeadmConfig,
     build_updates,
 )
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import check_until_proved
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.run import check_until_proved
 from skewsafe_harness.pins import HarnessError, apiserver_args
 
 GATE = _version.MVP_GATE

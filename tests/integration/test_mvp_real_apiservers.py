@@ -24,7 +24,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
     listable,
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import parse_samples, total
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_HOOKS, PEER_DISCOVERY_HOOKS
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import MVP_HOOKS, PEER_DISCOVERY_HOOKS
 
 # the proof itself, on the real servers of each pinned pair: make test runs it with every pair
 pytestmark = pytest.mark.every_pair

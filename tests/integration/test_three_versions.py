@@ -17,7 +17,7 @@ from conftest import local_gvrs, peer_ca_hook, wait_for
 from test_mvp_check import causes, check, edit_args
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import format_gvr, gvr_path, listable
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import PEER_PROXIED_HEADER
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import PEER_PROXIED_HEADER
 
 
 @pytest.fixture(scope="module")

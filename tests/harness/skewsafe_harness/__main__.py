@@ -88,7 +88,7 @@ def record_mvp(work: Path, servers: list[tuple[str, str]]) -> dict:
 
     from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
     from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import ACCEPT_V2, ACCEPT_V2_NOPEER
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import Collector
 
     with Harness(work, servers, config_hook=peer_ca_hook) as harness:
         first = harness.first.name

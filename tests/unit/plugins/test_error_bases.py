@@ -18,11 +18,11 @@ NOT_OURS = {"ApiException", "Conflict"}
 
 
 def _error_classes(package):
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        module = importlib.import_module(info.name)
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and issubclass(cls, Exception) and name not in NOT_OURS:
-                yield f"{info.name}.{name}", cls
+                yield f"{info.name.split('.plugins.')[1]}.{name}", cls
 
 
 @pytest.mark.parametrize(("package", "base"), [(module_utils, SkewsafeError), (plugin_utils, PluginError)])

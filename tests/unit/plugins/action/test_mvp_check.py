@@ -10,11 +10,11 @@ import yaml
 from ansible_collections.skewsafe.kubeadm.plugins.action import mvp_check as action_mod
 from ansible_collections.skewsafe.kubeadm.plugins.doc_fragments._apiservers import ModuleDocFragment
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import (
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.args import (
     APISERVERS_ARG_SPEC,
     MVP_CHECK_ARG_SPEC,
 )
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import RunError
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.run import RunError
 from ansible_collections.skewsafe.kubeadm.plugins.modules import mvp_check as module_doc
 
 ENDPOINTS = [{"name": "cp-1", "url": "https://10.0.0.1:6443"}]

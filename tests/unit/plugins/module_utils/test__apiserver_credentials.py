@@ -131,7 +131,7 @@ def test_real_transport_failures_are_classified_from_urllib3s_own_words():
     import socket
 
     from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import classify_endpoint_error
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import classify_endpoint_error
 
     client = ApiServerClient(Credentials(ca_file="/etc/ssl/certs/ca-certificates.crt", token="t"), timeout=1.0)
     closed = socket.socket()

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import (
     CAUSES,
     MVP_HOOKS,
     classify_endpoint_error,
@@ -16,7 +16,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     roles,
     summarize,
 )
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_run import resolve_mode
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.run import resolve_mode
 
 OLD_ONLY = {("", "v1", "pods"), ("apps", "v1", "deployments")}
 NEW_ONLY = ("storagemigration.k8s.io", "v1", "storageversionmigrations")
@@ -311,7 +311,7 @@ def test_wrong_peer_ca_in_steady_state_shows_as_rising_discovery_503s(healthy):
 
 
 def test_every_server_below_the_highest_version_is_a_proxy_source():
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import proxy_sources, roles
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import proxy_sources, roles
 
     servers = [
         {"name": "cp-1", "version": "v1.36.4"},
@@ -456,7 +456,7 @@ class _ProbeClient:
 
 
 def test_three_versions_the_collector_probes_both_older_servers(trio):
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import Collector
 
     info = {NEW_ONLY: {"verbs": ["list"], "scope": "Cluster", "subresources": []}}
     for s in trio["servers"]:
@@ -482,7 +482,7 @@ def _servers():
 
 
 def test_a_source_with_nothing_to_ask_for_gets_an_unprobed_result_not_a_proof():
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import evaluate as _mvp
 
     plan = {
         "cp-1": {"peer_only": [], "probed": []},
@@ -498,7 +498,7 @@ def test_a_source_with_nothing_to_ask_for_gets_an_unprobed_result_not_a_proof():
 
 
 def test_the_outcome_of_a_round():
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import evaluate as _mvp
 
     proved = _mvp.result("proxy_probe", "cp-1", True, "200 via a peer")
     nothing = {**_mvp.result("proxy_probe", "cp-2", True, "nothing"), "unprobed": True, "peer_only": []}
@@ -512,7 +512,7 @@ def test_the_outcome_of_a_round():
 
 
 def test_the_message_of_a_gate_with_nothing_to_proxy_names_both_versions_and_never_says_proved():
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import evaluate as _mvp
 
     message = _mvp.outcome_message("nothing_to_proxy", _servers(), 2)
     assert message == (
@@ -524,7 +524,7 @@ def test_the_message_of_a_gate_with_nothing_to_proxy_names_both_versions_and_nev
 
 
 def test_every_cause_says_whether_waiting_can_fix_it_in_the_one_table():
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import PERMANENT_CAUSES
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import PERMANENT_CAUSES
 
     assert all(isinstance(cause.permanent, bool) for cause in CAUSES.values())
     assert set(PERMANENT_CAUSES) == {key for key, cause in CAUSES.items() if cause.permanent}

@@ -13,7 +13,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._manifest import command_flags, read_mvp_flags
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import parse_samples, total
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import (
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import (
     parse_leases,
     parse_readyz,
     rerouted_total,
@@ -149,7 +149,7 @@ def test_lease_ages_are_judged_on_the_api_servers_clock():
     """A controller whose clock runs a minute fast must not call a lease renewed 5 s ago stale."""
     import datetime
 
-    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import server_time
+    from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import server_time
 
     now = server_time({"Date": "Fri, 04 Dec 2026 12:00:05 GMT"})
     assert now == datetime.datetime(2026, 12, 4, 12, 0, 5, tzinfo=datetime.timezone.utc)

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp_collect
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import Response
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import evaluate
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import Collector
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import collect as _mvp_collect
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import Collector
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import evaluate
 
 RECORDINGS = sorted((Path(__file__).parent / "fixtures").glob("mvp-healthy-mixed*.json"))
 

@@ -1,13 +1,13 @@
-"""The mvp_check polling loop (module_utils/_mvp_run), with the collector replaced (no network)."""
+"""The mvp_check polling loop (module_utils/_mvp/run.py), with the collector replaced (no network)."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import FakeClock
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _mvp_run
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import MVP_HOOKS
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import run as _mvp_run
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import CollectError
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import MVP_HOOKS
 
 
 def evidence(hooks_ok=True):

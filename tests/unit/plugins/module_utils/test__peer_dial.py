@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import FakeClock
 
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import normalize_peer_dials
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.args import normalize_peer_dials
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._peer_dial import (
     dial_peers,
     peer_tls_handshake,

@@ -187,7 +187,7 @@ def test_configmap_conflict_fails_clearly_and_loses_nothing(run_module, api):
 
 def test_configmap_read_error_names_the_object(run_module, api, monkeypatch):
     monkeypatch.setattr(
-        "ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_store.KUBEADM_CONFIGMAP_NAME",
+        "ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config.store.KUBEADM_CONFIGMAP_NAME",
         "missing",
     )
     failed, result = run_module(cluster_config.main, cm_args(api, api_server_extra_args=PEER_CA))

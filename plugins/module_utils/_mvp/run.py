@@ -13,7 +13,13 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _poll, _ve
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._apiserver_http import ApiServerClient, Credentials
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._client import ClientError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.args import (
+    normalize_endpoints,
+    normalize_peer_dials,
+    with_defaults,
+)
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.collect import CollectError, Collector, public
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import (
     CHECKS,
     PERMANENT_CAUSES,
     error_totals,
@@ -23,12 +29,6 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
     roles,
     summarize,
 )
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_args import (
-    normalize_endpoints,
-    normalize_peer_dials,
-    with_defaults,
-)
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp_collect import CollectError, Collector, public
 
 # Causes a restart explains for a while (a kube-apiserver restarting refuses connections), not for long.
 PERMANENT_AFTER = {"endpoint_refused": 60.0}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _client, _version
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config_store import (
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._cluster_config.store import (
     ConfigMapStore,
     FileStore,
     StoreError,

@@ -6,13 +6,13 @@
 """Option specs of apiserver_peers_info and mvp_check (mirrors doc_fragments/_apiservers.py and mvp_check's docs).
 
 The defaults are defined here only: the action plugin validates against these specs and the shared
-flow in _mvp_run reads its defaults from them.
+flow in _mvp.run reads its defaults from them.
 """
 
 from __future__ import annotations
 
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._args import auth_argspec
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import CHECKS
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import CHECKS
 
 APISERVERS_ARG_SPEC = {
     "endpoints": {"type": "list", "elements": "raw"},

@@ -5,7 +5,7 @@
 # PRIVATE to the skewsafe.kubeadm collection: no stability guarantee for outside importers.
 """Mixed Version Proxy checks and diagnosis: pure functions over collected evidence.
 
-Evidence is what ``_mvp_collect.collect`` gathers (plain dicts). Every check returns
+Evidence is what ``_mvp.collect.Collector.collect`` gathers (plain dicts). Every check returns
 results ``{"check", "server", "passed", "detail", "cause"}``; a failing result names a
 ``cause`` from :data:`CAUSES`, the failure-signature table of KEP-4020 as it shows from
 outside, with what to do about it.

@@ -23,7 +23,7 @@ from ansible_collections.skewsafe.kubeadm.plugins.module_utils._discovery import
 )
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._errors import SkewsafeError
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._metrics import MVP_METRICS, parse_samples
-from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp import (
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils._mvp.evaluate import (
     MVP_HOOKS,
     PEER_ADDRESS_ANNOTATION,
     classify_endpoint_error,
@@ -41,7 +41,7 @@ PEER_PROXIED_HEADER = "x-kubernetes-peer-proxied"
 
 
 class CollectError(SkewsafeError):
-    """No evidence at all this round; ``kind`` is the cause (see ``_mvp.classify_endpoint_error``)."""
+    """No evidence at all this round; ``kind`` is the cause (see ``_mvp.evaluate.classify_endpoint_error``)."""
 
     def __init__(self, message, kind="unreachable_endpoint"):
         super().__init__(message)
