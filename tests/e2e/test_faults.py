@@ -252,6 +252,8 @@ def test_p_each_node_proves_it_can_take_its_step_before_the_first_change(lab):
     assert lab.snapshot_state() == before, "the upgrade stopped in its prefetch step changed a node"
     # stopped in the prefetch play: the snapshot and MVP plays (the first changes of a run) never started
     assert "PLAY [Etcd backup" not in stopped.output and "PLAY [Enable MVP" not in stopped.output, stopped.tail()
+    # nothing was changed, so the lock was given up: the rerun after the fix need not wait for it to expire
+    assert lab.kubectl("-n", "kube-system", "get", "lease", LOCK_LEASE, check=False).returncode != 0, stopped.tail()
     assert lab.node_exec(SECOND, "crictl", "inspecti", "-q", HIDDEN_IMAGE, check=False).strip(), "image not restored"
 
     run = lab.playbook("prefetch", "-e", TARGET)
@@ -290,11 +292,21 @@ def test_a_killed_during_kubeadm_upgrade_apply(lab):
     # before any change and name the first. It skips its preflight so that it reaches the lock at once.
     second: dict = {}
 
+    def lock_holder():
+        held = lab.kubectl(
+            "-n", "kube-system", "get", "lease", LOCK_LEASE, "-o", "jsonpath={.spec.holderIdentity}", check=False
+        )
+        return held.stdout.strip() if held.returncode == 0 else None
+
+    # An earlier failed run (point p stops an upgrade after its lock) leaves its Lease to expire: the second run
+    # starts once this run holds the lock, not on that one.
+    stale = lock_holder()
+
     def start_a_second_run_once_locked():
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline and not second.get("started"):
-            held = lab.kubectl("-n", "kube-system", "get", "lease", LOCK_LEASE, check=False)
-            if held.returncode == 0:
+            holder = lock_holder()
+            if holder and holder != stale:
                 second["started"] = time.monotonic()
                 second["run"] = lab.playbook("upgrade", "-e", TARGET, "--skip-tags", "preflight")
                 return
