@@ -146,6 +146,57 @@ def cached_deb(archives: str, package: str, exact: str) -> str | None:
     return hits[0] if hits else None
 
 
+# kubeadm's preflight prints each failed check as "[ERROR <Check>]: <message>", a message possibly over several lines.
+_PREFLIGHT_LINE = re.compile(r"^\s*\[(ERROR|WARNING) ([^\]]+)\]: ?(.*)$")
+# what ends a message: kubeadm's own bracketed lines ("[preflight] ...", "[upgrade/preflight] ..."), its error
+# trailer and klog lines; a message's own lines may start with "[" too ('[Plugin "foo" is unsupported ...]')
+_PREFLIGHT_END = re.compile(
+    r"^(\[(preflight|upgrade[^\]]*|dryrun|kubelet[^\]]*|addons|config)\]|error execution phase|To see the stack|[IWEF]\d{4} )"
+)
+
+
+def preflight_findings(text: str) -> dict[str, list[str]]:
+    """``{"errors": [...], "warnings": [...]}`` from kubeadm's preflight output, each "<Check>: <message>" with the
+    message's further lines joined (up to the next bracketed line)."""
+    found: dict[str, list[str]] = {"errors": [], "warnings": []}
+    current = None
+    for line in (text or "").splitlines():
+        match = _PREFLIGHT_LINE.match(line)
+        if match:
+            kind = "errors" if match.group(1) == "ERROR" else "warnings"
+            message = match.group(3).strip()
+            found[kind].append(f"{match.group(2)}: {message}" if message else match.group(2))
+            current = kind
+        elif current and line.strip() and not _PREFLIGHT_END.match(line):
+            found[current][-1] += " " + line.strip()
+        else:
+            current = None
+    return found
+
+
+def preflight_argv(kubeadm: str, step: str, version: str, ignore: list[str], dryrun_dir: str) -> list[str]:
+    """The target kubeadm's own preflight of this node's step: ``upgrade apply`` (the first control plane; a dry run)
+    or ``upgrade node``, with the errors the operator lets the real step ignore."""
+    ignored = [f"--ignore-preflight-errors={','.join(ignore)}"] if ignore else []
+    if step == "apply":
+        allow = ["--allow-experimental-upgrades"] if "-" in version else []
+        return [
+            "env",
+            f"KUBEADM_UPGRADE_DRYRUN_DIR={dryrun_dir}",
+            kubeadm,
+            "upgrade",
+            "apply",
+            "phase",
+            "preflight",
+            f"v{version}",
+            "--dry-run",
+            "--yes",
+            *allow,
+            *ignored,
+        ]
+    return [kubeadm, "upgrade", "node", "phase", "preflight", *ignored]
+
+
 def image_short_name(ref: str) -> str:
     """``registry.k8s.io/coredns/coredns:v1.12.1`` -> ``coredns``; digests and tags dropped."""
     ref = ref.split("@", 1)[0]
@@ -277,6 +328,7 @@ class Prefetch:
         self.packages: list[dict] = []
         self.images: list[dict] = []
         self.kubeadm: str | None = params.get("kubeadm_path")
+        self.preflight: dict | None = None
         self.archives = os.path.join(scratch, "archives") if check_mode else params.get("archives_dir") or ARCHIVES
 
     def result(self) -> dict:
@@ -288,6 +340,7 @@ class Prefetch:
             "images": self.images,
             "space": self.space,
             "problems": self.problems,
+            "kubeadm_preflight": self.preflight,
             "fetched_bytes": sum(p["size"] for p in self.packages if p["fetched"]),
         }
 
@@ -296,7 +349,37 @@ class Prefetch:
             self.fetch_packages()
         if not self.problems:
             self.fetch_images()
+        if not self.problems and self.p.get("kubeadm_preflight", "none") != "none":
+            self.kubeadm_preflight()
         return self.result()
+
+    # kubeadm's own preflight of the node's step
+
+    def kubeadm_preflight(self) -> None:
+        step = self.p["kubeadm_preflight"]
+        if self.check_mode and step == "node" and self.p.get("control_plane"):
+            # its control-plane preflight pulls missing images, and check mode pulled nothing
+            self.preflight = {
+                "step": step,
+                "ran": False,
+                "why": "check mode (it would pull the images check mode left)",
+            }
+            return
+        kubeadm = self.kubeadm or self.unpack_kubeadm()
+        if kubeadm is None:
+            return
+        self.kubeadm = kubeadm
+        dryrun = os.path.join(self.scratch, "kubeadm-dryrun")
+        os.makedirs(dryrun, exist_ok=True)
+        argv = preflight_argv(kubeadm, step, self.p["version"], self.p.get("ignore_preflight_errors") or [], dryrun)
+        rc, out, err = self.run(argv)
+        found = preflight_findings(f"{out}\n{err}")
+        self.preflight = {"step": step, "ran": True, "rc": rc, **found}
+        if rc != 0:
+            why = "; ".join(found["errors"]) or last_words(err)
+            self.problems.append(
+                f"kubeadm {self.p['version']}'s own preflight of its 'kubeadm upgrade {step}' step fails (rc {rc}): {why}"
+            )
 
     # packages
 
@@ -425,6 +508,7 @@ class Prefetch:
         path = os.path.join(self.scratch, "images-config.json")
         with open(path, "w") as f:
             f.write(config)
+        self.kubeadm = kubeadm
         rc, out, err = self.run([kubeadm, "config", "images", "list", "--config", path, "-o", "json"])
         if rc != 0:
             self.problems.append(f"kubeadm {self.p['version']} could not list its images (rc {rc}): {last_words(err)}")

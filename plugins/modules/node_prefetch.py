@@ -22,6 +22,10 @@ description:
   - Checks free disk space first, per file system - packages in the package cache, images (estimated from the size of
     the version present) in O(images_dir), kubeadm's copy of the etcd data directory in C(/etc/kubernetes/tmp), the
     snapshot in O(snapshot_dir) - keeping O(reserve_mib) free on each.
+  - With O(kubeadm_preflight), runs the target kubeadm's own preflight of the node's step last - C(kubeadm upgrade
+    apply phase preflight) as a dry run on the first control plane (its CoreDNS checks refuse a Corefile kubeadm cannot
+    migrate; cluster health, version policy), C(kubeadm upgrade node phase preflight) elsewhere (system verification,
+    the container runtime's version) - with the checks O(ignore_preflight_errors) lets the real step ignore.
   - What the node cannot do does not fail the module - it is listed in RV(problems), so a play can name every node
     that cannot take its step at once. The module fails only on bad options.
   - apt nodes only; a dnf node gets a problem saying so.
@@ -58,6 +62,25 @@ options:
       - The apt sources line of the target minor's repository, as the install step writes it (C(deb [signed-by=...]
         https://pkgs.k8s.io/core:/stable:/v1.37/deb/ /)). Required with O(packages).
     type: str
+  kubeadm_preflight:
+    description:
+      - Run the target kubeadm's own preflight of this node's step - V(apply) (the first control plane, a dry run:
+        nothing is written) or V(node) - after the packages and images; a failed check is a problem. V(none) skips it.
+      - The kubeadm is the one the image listing uses (unpacked from the downloaded package, or O(kubeadm_path)).
+    type: str
+    choices: [none, apply, node]
+    default: none
+  ignore_preflight_errors:
+    description: The kubeadm preflight checks whose errors the real step ignores (its C(--ignore-preflight-errors)).
+    type: list
+    elements: str
+    default: []
+  control_plane:
+    description:
+      - The node is a control plane. In check mode C(kubeadm upgrade node phase preflight) is not run on one, since it
+        pulls the images check mode left missing.
+    type: bool
+    default: false
   apt_replace_sources:
     description:
       - Files of C(/etc/apt/sources.list.d) left out of the private index because O(apt_repo_line) replaces them.
@@ -184,6 +207,15 @@ problems:
   type: list
   elements: str
   sample: ["cannot pull registry.k8s.io/etcd:3.6.5-0 (rc 1): ... connection refused"]
+kubeadm_preflight:
+  description:
+    - The target kubeadm's preflight of the node's step - its C(step), whether it C(ran) (and C(why) not), its C(rc),
+      and the checks it reported as C(errors) and C(warnings) (C(<Check>: <message>)); null when not asked for or when
+      an earlier problem stopped the node first.
+  returned: always
+  type: dict
+  sample: {step: apply, ran: true, rc: 1, warnings: [],
+           errors: ["CoreDNSUnsupportedPlugins: CoreDNS cannot migrate the following plugins: [Plugin \"foo\" is unsupported ...]"]}
 fetched_bytes:
   description: Bytes of packages this run downloaded.
   returned: always
@@ -218,6 +250,9 @@ def main() -> None:
             "scratch_dir": {"type": "path", "default": "/var/lib/skewsafe/prefetch"},
             "reserve_mib": {"type": "int", "default": 256},
             "timeout": {"type": "int", "default": 900},
+            "kubeadm_preflight": {"type": "str", "choices": ["none", "apply", "node"], "default": "none"},
+            "ignore_preflight_errors": {"type": "list", "elements": "str", "default": []},
+            "control_plane": {"type": "bool", "default": False},
         },
         required_if=[("kubeadm_images", True, ("cluster_configuration",))],
         supports_check_mode=True,
@@ -235,6 +270,7 @@ def main() -> None:
             images=[],
             space=[],
             fetched_bytes=0,
+            kubeadm_preflight=None,
             problems=["node_prefetch fetches packages with apt only; this node has no apt-get"],
         )
 
@@ -259,7 +295,8 @@ def main() -> None:
 def bad_options(p: dict) -> str | None:
     """The first problem with the options, or None; normalises ``version`` (no leading v)."""
     p["version"] = p["version"].lstrip("v")
-    needs_kubeadm = p["kubeadm_images"] and not p["kubeadm_path"] and "kubeadm" not in p["packages"]
+    needs_kubeadm = (p["kubeadm_images"] or p["kubeadm_preflight"] != "none") and not p["kubeadm_path"]
+    needs_kubeadm = needs_kubeadm and "kubeadm" not in p["packages"]
     checks = [
         (
             not prefetch.VERSION_FORM.match(p["version"]),
@@ -269,7 +306,10 @@ def bad_options(p: dict) -> str | None:
             p["packages"] and not (p["apt_repo_line"] or "").strip().startswith(("deb ", "deb\t")),
             "packages need apt_repo_line, the target repository's apt sources line (deb [...] URL /)",
         ),
-        (needs_kubeadm, "kubeadm_images needs the target kubeadm: kubeadm in packages, or kubeadm_path"),
+        (
+            needs_kubeadm,
+            "kubeadm_images and kubeadm_preflight need the target kubeadm: kubeadm in packages, or kubeadm_path",
+        ),
         (
             p["reserve_mib"] < 0 or p["timeout"] <= 0,
             f"reserve_mib must be >= 0 and timeout > 0, got {p['reserve_mib']} and {p['timeout']}",

@@ -229,24 +229,48 @@ def package_cache(lab, node: str) -> list[str]:
     return sorted(out.split())
 
 
+def set_corefile(lab, text: str) -> None:
+    lab.kubectl(
+        "-n",
+        "kube-system",
+        "patch",
+        "configmap",
+        "coredns",
+        "--type",
+        "merge",
+        "-p",
+        json.dumps({"data": {"Corefile": text}}),
+    )
+
+
 def test_p_each_node_proves_it_can_take_its_step_before_the_first_change(lab):
-    """(p) a worker whose apt configuration cannot reach the repository and a control plane missing a target image
-    it cannot pull (the lab has no registry) stop the upgrade in its prefetch step, both named, before any change;
-    fixed, the prefetch playbook leaves every node's target packages in its package cache; a rerun fetches nothing."""
+    """(p) a worker whose apt configuration cannot reach the repository, a control plane missing a target image it
+    cannot pull (the lab has no registry) and a Corefile with a plugin kubeadm's CoreDNS migration does not know (the
+    target kubeadm's own preflight of the first control plane's step refuses it) stop the upgrade in its prefetch
+    step, all three named, before any change; fixed, the prefetch playbook leaves every node's target packages in its
+    package cache; a rerun fetches nothing."""
     after("workload")
     before = lab.snapshot_state()
     lab.node_exec(BLOCKED, "sh", "-c", f"echo 'Acquire::http::Proxy \"http://10.214.1.250:3128\";' > {DEAD_PROXY}")
     lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "tag", HIDDEN_IMAGE, HIDDEN_AS)
     lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "rm", HIDDEN_IMAGE)
+    corefile = lab.json("-n", "kube-system", "get", "configmap", "coredns")["data"]["Corefile"]
+    assert ".:53 {" in corefile, corefile
+    set_corefile(lab, corefile.replace(".:53 {", ".:53 {\n    skewsafefoo", 1))
     try:
         stopped = lab.playbook("upgrade", "-e", TARGET)
     finally:
+        set_corefile(lab, corefile)
         lab.node_exec(BLOCKED, "rm", "-f", DEAD_PROXY)
         lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "tag", HIDDEN_AS, HIDDEN_IMAGE, check=False)
         lab.node_exec(SECOND, "ctr", "-n", "k8s.io", "images", "rm", HIDDEN_AS, check=False)
     record("p: upgrade with a dead apt proxy and a missing image", stopped)
     assert stopped.returncode != 0, stopped.tail()
-    assert "2 node(s) cannot take their upgrade step" in stopped.output, stopped.tail()
+    assert "3 node(s) cannot take their upgrade step" in stopped.output, stopped.tail()
+    assert f"{FIRST}: kubeadm {NEW}'s own preflight of its 'kubeadm upgrade apply' step fails" in stopped.output
+    assert 'CoreDNSUnsupportedPlugins: CoreDNS cannot migrate the following plugins: [Plugin "skewsafefoo"' in (
+        stopped.output
+    ), stopped.tail()
     assert f"{BLOCKED}: apt-get update through the node's own sources failed" in stopped.output, stopped.tail()
     assert f"{SECOND}: cannot pull {HIDDEN_IMAGE}" in stopped.output, stopped.tail()
     assert lab.snapshot_state() == before, "the upgrade stopped in its prefetch step changed a node"

@@ -365,3 +365,99 @@ def test_a_failed_pull_is_named_with_crictls_last_line():
         == 'time="2026-12-07T15:47:16Z" level=fatal msg="pulling image: failed to resolve image: i/o timeout"'
     )
     assert pf.last_words("") == "(nothing on stderr)"
+
+
+# kubeadm 1.37's preflight output as RunChecks and handleError write it (cmd/kubeadm/app/preflight/checks.go), for a
+# Corefile with a plugin the CoreDNS migration does not know (its message spans two lines).
+PREFLIGHT_FAILED = (
+    "[upgrade/preflight] Running preflight checks\n"
+    "\t[WARNING SystemVerification]: cgroups v1 support is in maintenance mode\n"
+    "[preflight] Some fatal errors occurred:\n"
+    "\t[ERROR CoreDNSUnsupportedPlugins]: CoreDNS cannot migrate the following plugins:\n"
+    '[Plugin "foo" is unsupported by this migration tool in 1.14.2.]\n'
+    "[preflight] If you know what you are doing, you can make a check non-fatal with `--ignore-preflight-errors=...`\n"
+    "error execution phase preflight: preflight checks failed\n"
+    "To see the stack trace of this error execute with --v=5 or higher\n"
+)
+
+
+def test_preflight_findings_keep_a_message_over_several_lines():
+    found = pf.preflight_findings(PREFLIGHT_FAILED)
+    assert found == {
+        "errors": [
+            'CoreDNSUnsupportedPlugins: CoreDNS cannot migrate the following plugins: [Plugin "foo" is unsupported'
+            " by this migration tool in 1.14.2.]"
+        ],
+        "warnings": ["SystemVerification: cgroups v1 support is in maintenance mode"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("step", "version", "expected"),
+    [
+        ("apply", "1.37.2", ["upgrade", "apply", "phase", "preflight", "v1.37.2", "--dry-run", "--yes"]),
+        (
+            "apply",
+            "1.38.0-rc.1",
+            ["phase", "preflight", "v1.38.0-rc.1", "--dry-run", "--yes", "--allow-experimental-upgrades"],
+        ),
+        ("node", "1.37.2", ["upgrade", "node", "phase", "preflight"]),
+    ],
+)
+def test_preflight_argv_runs_the_step_s_own_phase(step, version, expected):
+    argv = pf.preflight_argv("/k", step, version, ["SystemVerification"], "/scratch/d")
+    assert argv[-1] == "--ignore-preflight-errors=SystemVerification"
+    joined = " ".join(argv)
+    assert " ".join(expected) in joined
+    assert ("KUBEADM_UPGRADE_DRYRUN_DIR=/scratch/d" in argv) == (step == "apply")
+
+
+class PreflightNode(Node):
+    def __init__(self, tmp_path, preflight=(0, "[upgrade/preflight] Running preflight checks\n", "")):
+        super().__init__(tmp_path)
+        self.preflight = preflight
+
+    def __call__(self, argv):
+        if "preflight" in argv:
+            self.calls.append(argv)
+            return self.preflight
+        return super().__call__(argv)
+
+
+def test_the_target_kubeadm_s_preflight_runs_last_and_its_failure_is_a_named_problem(tmp_path):
+    node = PreflightNode(tmp_path, preflight=(1, "", PREFLIGHT_FAILED))
+    out = go(
+        tmp_path, node, kubeadm_images=[], kubeadm_preflight="apply", ignore_preflight_errors=["SystemVerification"]
+    )
+    [problem] = out["problems"]
+    assert problem.startswith("kubeadm 1.37.2's own preflight of its 'kubeadm upgrade apply' step fails (rc 1):")
+    assert "CoreDNSUnsupportedPlugins" in problem and 'Plugin "foo"' in problem
+    assert out["kubeadm_preflight"]["ran"] and out["kubeadm_preflight"]["rc"] == 1
+    # the kubeadm that listed the images ran the preflight: unpacked once
+    assert sum(1 for c in node.calls if c[0] == "dpkg-deb") == 1
+    assert node.calls[-1][-1] == "--ignore-preflight-errors=SystemVerification"
+
+
+def test_a_passing_preflight_is_recorded_and_no_problem(tmp_path):
+    node = PreflightNode(tmp_path)
+    out = go(tmp_path, node, kubeadm_preflight="node")
+    assert out["problems"] == [] and out["kubeadm_preflight"] == {
+        "step": "node",
+        "ran": True,
+        "rc": 0,
+        "errors": [],
+        "warnings": [],
+    }
+
+
+def test_check_mode_does_not_run_the_node_preflight_of_a_control_plane(tmp_path):
+    node = PreflightNode(tmp_path)
+    out = go(tmp_path, node, check=True, kubeadm_preflight="node", control_plane=True)
+    assert out["kubeadm_preflight"]["ran"] is False and "check mode" in out["kubeadm_preflight"]["why"]
+    assert not [c for c in node.calls if "preflight" in c]
+
+
+def test_no_preflight_unless_asked(tmp_path):
+    node = PreflightNode(tmp_path)
+    assert go(tmp_path, node)["kubeadm_preflight"] is None
+    assert not [c for c in node.calls if "preflight" in c]

@@ -47,7 +47,7 @@ def run(args, monkeypatch, commands=None):
                 "kubeadm_images": True,
                 "cluster_configuration": {"kind": "ClusterConfiguration"},
             },
-            "kubeadm_images needs the target kubeadm",
+            "kubeadm_images and kubeadm_preflight need the target kubeadm",
         ),
         ({"version": "1.37.2", "reserve_mib": -1}, "reserve_mib must be >= 0"),
         ({"version": "1.37.2", "scratch_dir": "/var/lib/"}, "scratch_dir must be a directory of its own"),
