@@ -70,8 +70,14 @@ class StubLab:
                 (ours / entry.name).symlink_to(entry)
         (ours / "plugins").mkdir()
         for entry in (ROOT / "plugins").iterdir():
-            if entry.name != "modules":
+            if entry.name not in ("modules", "action"):
                 (ours / "plugins" / entry.name).symlink_to(entry)
+        # an action plugin runs instead of its module: a stubbed module goes without its action
+        actions = ours / "plugins" / "action"
+        actions.mkdir()
+        for entry in (ROOT / "plugins" / "action").iterdir():
+            if entry.stem not in stubbed.get("skewsafe.kubeadm", []):
+                (actions / entry.name).symlink_to(entry)
         modules = ours / "plugins" / "modules"
         modules.mkdir()
         for entry in (ROOT / "plugins" / "modules").iterdir():

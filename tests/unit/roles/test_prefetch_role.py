@@ -99,3 +99,39 @@ def test_a_named_first_control_plane_runs_the_apply_preflight(lab):
         "cp2": "apply",
         "cp3": "node",
     }
+
+
+@pytest.fixture
+def upgrade_lab(tmp_path):
+    lab = StubLab(tmp_path)
+    lab.overlay({"skewsafe.kubeadm": ["node_prefetch", "run_lock"], "kubernetes.core": ["k8s_info"]})
+    lab.answers["*"]["k8s_info"] = [
+        {"when": {"kind": "ConfigMap"}, "answer": {"resources": [{"data": {"ClusterConfiguration": CLUSTER}}]}},
+        {"when": {"kind": "DaemonSet"}, "answer": {"resources": []}},
+        {"when": {"kind": "Pod"}, "answer": {"resources": []}},
+    ]
+    lab.answers["*"]["node_prefetch"] = fetched()
+    lab.answers["*"]["run_lock"] = [
+        {"when": {"state": "absent"}, "answer": {"changed": True, "released": True}},
+        {"when": {}, "answer": {"changed": True, "action": "create", "taken_over_from": None}},
+    ]
+    return lab
+
+
+def test_an_upgrade_stopped_in_its_prefetch_step_reports_the_run_and_gives_up_its_lock(upgrade_lab):
+    lab = upgrade_lab
+    lab.answers["w2"] = {"node_prefetch": fetched(["cannot pull registry.k8s.io/kube-proxy:v1.37.2"])}
+    # the prefetch step alone (with the plays tagged always: inputs, start, lock)
+    run = lab.run("skewsafe.kubeadm.upgrade", "--tags", "prefetch", extra={"skewsafe_kubernetes_version": "1.37.2"})
+    out = run.stdout
+    assert run.returncode == 2, out[-4000:]
+    assert "1 node(s) cannot take their upgrade step to 1.37.2: w2: cannot pull" in out, out[-4000:]
+    states = [c["args"].get("state", "present") for c in lab.calls("run_lock")]
+    assert states == ["present", "absent"], lab.calls("run_lock")
+    [report] = (lab.tmp / "artifacts" / "reports").glob("upgrade-*.json")
+    body = report.read_text()
+    assert '"status": "failed"' in body and "cannot pull registry.k8s.io/kube-proxy:v1.37.2" in body, body[:3000]
+    # the hosts stopped by that one failure say so, not "see the output above"
+    assert "stopped before its own step" in body and "see the output above" not in body, body[:3000]
+    # the snapshot, MVP and node plays were never reached
+    assert "PLAY [Etcd backup" not in out and "PLAY [Enable MVP" not in out
