@@ -64,8 +64,8 @@ options:
     type: str
   kubeadm_preflight:
     description:
-      - Run the target kubeadm's own preflight of this node's step - V(apply) (the first control plane, a dry run:
-        nothing is written) or V(node) - after the packages and images; a failed check is a problem. V(none) skips it.
+      - Run the target kubeadm's own preflight of this node's step - V(apply) (the first control plane, a dry run that
+        writes nothing) or V(node) - after the packages and images; a failed check is a problem. V(none) skips it.
       - The kubeadm is the one the image listing uses (unpacked from the downloaded package, or O(kubeadm_path)).
     type: str
     choices: [none, apply, node]
@@ -210,7 +210,7 @@ problems:
 kubeadm_preflight:
   description:
     - The target kubeadm's preflight of the node's step - its C(step), whether it C(ran) (and C(why) not), its C(rc),
-      and the checks it reported as C(errors) and C(warnings) (C(<Check>: <message>)); null when not asked for or when
+      and the checks it reported as C(errors) and C(warnings) (each C(<Check>) then its message); null when not asked for or when
       an earlier problem stopped the node first.
   returned: always
   type: dict
