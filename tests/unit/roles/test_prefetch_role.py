@@ -135,3 +135,14 @@ def test_an_upgrade_stopped_in_its_prefetch_step_reports_the_run_and_gives_up_it
     assert "stopped before its own step" in body and "see the output above" not in body, body[:3000]
     # the snapshot, MVP and node plays were never reached
     assert "PLAY [Etcd backup" not in out and "PLAY [Enable MVP" not in out
+
+
+def test_an_imported_playbook_renews_the_lock_under_the_name_of_the_one_that_took_it(upgrade_lab):
+    lab = upgrade_lab
+    run = lab.run("skewsafe.kubeadm.upgrade", "--tags", "prefetch", extra={"skewsafe_kubernetes_version": "1.37.2"})
+    assert run.returncode == 0, run.stdout[-4000:]
+    calls = [c["args"] for c in lab.calls("run_lock")]
+    # taken by upgrade, renewed by the mvp_enable playbook it imports, given up at its end: a second run is always
+    # told "playbook upgrade"
+    assert [c.get("playbook") for c in calls if c.get("state", "present") == "present"] == ["upgrade", "upgrade"]
+    assert calls[-1].get("state") == "absent"
