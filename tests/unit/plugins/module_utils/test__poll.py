@@ -1,17 +1,8 @@
 from __future__ import annotations
 
+from conftest import FakeClock as Clock
+
 from ansible_collections.skewsafe.kubeadm.plugins.module_utils._poll import poll
-
-
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 def test_ends_after_threshold_passing_rounds_in_a_row():
