@@ -24,6 +24,8 @@ import os
 import re
 import shutil
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
+
 KUBERNETES_SOURCES = "kubernetes.list"
 ARCHIVES = "/var/cache/apt/archives"
 MIB = 1 << 20
@@ -179,7 +181,7 @@ def preflight_argv(kubeadm: str, step: str, version: str, ignore: list[str], dry
     or ``upgrade node``, with the errors the operator lets the real step ignore."""
     ignored = [f"--ignore-preflight-errors={','.join(ignore)}"] if ignore else []
     if step == "apply":
-        allow = ["--allow-experimental-upgrades"] if "-" in version else []
+        allow = ["--allow-experimental-upgrades"] if _version.is_prerelease(version) else []
         return [
             "env",
             f"KUBEADM_UPGRADE_DRYRUN_DIR={dryrun_dir}",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.skewsafe.kubeadm.plugins.module_utils import _version
 from ansible_collections.skewsafe.kubeadm.plugins.plugin_utils._errors import PluginError
 
 FLAGS_FILE = "/var/lib/kubelet/kubeadm-flags.env"
@@ -32,7 +33,6 @@ GATE = "NodeLocalCRISocket"
 # minor -> (the gate's default, whether the ClusterConfiguration may turn it off)
 REWRITING_MINORS = {35: (True, True), 36: (True, False)}
 FIRST_MODELLED_MINOR = 35
-_MINOR = re.compile(r"^v?1\.(\d+)\.")
 
 
 class KubeletFlagsError(PluginError, ValueError):
@@ -118,18 +118,16 @@ def _kubelet_settings(tokens):
                 value = "true"
             settings[name] = value
         else:
-            settings.setdefault("(stray words)", "")
-            settings["(stray words)"] = (settings["(stray words)"] + " " + token).strip()
+            settings["(stray words)"] = f"{settings.get('(stray words)', '')} {token}".strip()
         i += 1
     return settings
 
 
 def _rewrites(target, feature_gates):
     """None when the target's kubeadm leaves the file alone, else why it rewrites it; raises for a minor not read."""
-    found = _MINOR.match(str(target or ""))
-    if not found:
+    minor = _version.minor(target)
+    if minor is None:
         raise ValueError(f"target {target!r} is not a version")
-    minor = int(found.group(1))
     if minor < FIRST_MODELLED_MINOR:
         return "not modelled"
     if minor not in REWRITING_MINORS:
